@@ -1,0 +1,1 @@
+//! depositkit benchmarks live in `benches/`.

@@ -1,0 +1,1 @@
+//! see include/depositkit.h
