@@ -100,18 +100,12 @@ impl Chain {
     /// Whether deposits can be delivered to this chain: the columns of the spec's destination
     /// matrix (Ethereum, Base, Arbitrum, BNB Chain, Solana). X Layer is a source only.
     pub const fn is_destination(self) -> bool {
-        matches!(
-            self,
-            Chain::ETHEREUM | Chain::BASE | Chain::ARBITRUM | Chain::BNB | Chain::SOLANA
-        )
+        matches!(self, Chain::ETHEREUM | Chain::BASE | Chain::ARBITRUM | Chain::BNB | Chain::SOLANA)
     }
 
     /// Whether the fiat onramp serves this chain (Ethereum, BNB Chain, Base, Arbitrum, Solana).
     pub const fn is_onramp_chain(self) -> bool {
-        matches!(
-            self,
-            Chain::ETHEREUM | Chain::BNB | Chain::BASE | Chain::ARBITRUM | Chain::SOLANA
-        )
+        matches!(self, Chain::ETHEREUM | Chain::BNB | Chain::BASE | Chain::ARBITRUM | Chain::SOLANA)
     }
 }
 
@@ -166,16 +160,10 @@ mod tests {
 
     #[test]
     fn destinations_are_the_five_matrix_columns() {
-        let dest: Vec<u64> = Chain::ALL
-            .iter()
-            .filter(|c| c.is_destination())
-            .map(|c| c.id())
-            .collect();
+        let dest: Vec<u64> =
+            Chain::ALL.iter().filter(|c| c.is_destination()).map(|c| c.id()).collect();
         assert_eq!(dest, [1, 56, 8453, 42161, 101]);
-        assert!(
-            !is_valid_destination_chain(196),
-            "X Layer is never a destination"
-        );
+        assert!(!is_valid_destination_chain(196), "X Layer is never a destination");
         assert!(!is_valid_destination_chain(0));
     }
 

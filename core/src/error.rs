@@ -35,6 +35,11 @@ pub enum ErrorKind {
     Network,
     /// An operation did not finish within its deadline.
     Timeout,
+    /// A service answered something its protocol does not allow (malformed JSON-RPC, a
+    /// response id that does not echo the request's, a record missing a required field).
+    Protocol,
+    /// A service answered with a JSON-RPC error object; [`Error::rpc`] carries it.
+    Rpc,
     /// A thing looked up by id does not exist.
     NotFound,
     /// A bug in depositkit, or a state it cannot handle; report it.
@@ -43,7 +48,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in code order. Used by the bindings' tables and their tests.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::DepositSdk,
         ErrorKind::InvalidArgument,
         ErrorKind::Configuration,
@@ -55,6 +60,8 @@ impl ErrorKind {
         ErrorKind::Funding,
         ErrorKind::Network,
         ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Rpc,
         ErrorKind::NotFound,
         ErrorKind::Internal,
     ];
@@ -74,6 +81,8 @@ impl ErrorKind {
             ErrorKind::Funding => 502,
             ErrorKind::Network => 600,
             ErrorKind::Timeout => 601,
+            ErrorKind::Protocol => 602,
+            ErrorKind::Rpc => 603,
             ErrorKind::NotFound => 700,
             ErrorKind::Internal => 900,
         }
@@ -93,6 +102,8 @@ impl ErrorKind {
             ErrorKind::Funding => "FundingError",
             ErrorKind::Network => "NetworkError",
             ErrorKind::Timeout => "DepositTimeoutError",
+            ErrorKind::Protocol => "ProtocolError",
+            ErrorKind::Rpc => "RpcError",
             ErrorKind::NotFound => "NotFoundError",
             ErrorKind::Internal => "InternalError",
         }
@@ -114,18 +125,45 @@ impl fmt::Display for ErrorKind {
 pub struct Error {
     kind: ErrorKind,
     message: String,
+    rpc: Option<Box<RpcErrorObject>>,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+/// A JSON-RPC 2.0 error object as a service sent it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RpcErrorObject {
+    /// The error code (`-32700`…`-32600` are JSON-RPC's own, others the service's).
+    pub code: i64,
+    /// The service's message.
+    pub message: String,
+    /// The service's extra data, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+impl RpcErrorObject {
+    /// Reads an error object; `None` unless it has an integer `code` and a string `message`.
+    pub fn from_json(value: &serde_json::Value) -> Option<Self> {
+        Some(RpcErrorObject {
+            code: value.get("code")?.as_i64()?,
+            message: value.get("message")?.as_str()?.to_owned(),
+            data: value.get("data").cloned(),
+        })
+    }
 }
 
 impl Error {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error {
-            kind,
-            message: message.into(),
-            source: None,
-        }
+        Error { kind, message: message.into(), rpc: None, source: None }
+    }
+
+    /// An error of `kind` for a JSON-RPC error object returned by `method`.
+    pub fn rpc(kind: ErrorKind, method: &str, object: RpcErrorObject) -> Self {
+        let message =
+            format!("{method} failed: JSON-RPC error {}: {}", object.code, object.message);
+        Error { kind, message, rpc: Some(Box::new(object)), source: None }
     }
 
     /// Attaches the underlying cause.
@@ -153,6 +191,11 @@ impl Error {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The JSON-RPC error object behind this error, when a service sent one.
+    pub fn rpc_error(&self) -> Option<&RpcErrorObject> {
+        self.rpc.as_deref()
+    }
 }
 
 /// `Result` with depositkit's [`Error`].
@@ -178,9 +221,6 @@ mod tests {
         let err = Error::configuration("bad chain id 7").with_source(io);
         assert_eq!(err.to_string(), "bad chain id 7");
         assert_eq!(err.kind(), ErrorKind::Configuration);
-        assert_eq!(
-            std::error::Error::source(&err).unwrap().to_string(),
-            "disk on fire"
-        );
+        assert_eq!(std::error::Error::source(&err).unwrap().to_string(), "disk on fire");
     }
 }

@@ -1,24 +1,29 @@
 //! depositkit-core: the logic of depositkit, with no C or Python types.
 //!
-//! Today it holds the validation layer every later part builds on: the chain and token tables
-//! of the deposit spec (§4), address checks, exact unit conversion and the error model. The C
+//! It holds the validation layer every later part builds on (the chain and token tables of the
+//! deposit spec §4, address checks, exact unit conversion, the error model) and the client of
+//! the user-lookup service ([`UserRpcClient`]). The C
 //! ABI (`depositkit-ffi`) and the Python package (`depositkit`) are thin faces over this crate.
 
 pub mod chains;
 pub mod error;
+pub mod http;
 pub mod tokens;
 pub mod units;
+pub mod users;
 pub mod validate;
 
 pub use chains::{
     AddressType, Chain, get_address_type, get_chain_name, is_valid_destination_chain,
 };
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, RpcErrorObject};
+pub use http::RetryPolicy;
 pub use tokens::{
     DEFAULT_SUPPORTED_TOKENS, TokenInfo, TokenType, get_token_decimals, is_onramp_token_supported,
     is_supported_destination_token, token_info,
 };
 pub use units::{MAX_DECIMALS, U256, format_units, parse_raw_amount, parse_units};
+pub use users::{User, UserRpcClient, UserRpcClientOptions, Wallet};
 pub use validate::{is_valid_evm_address, is_valid_solana_address, validate_address_for_chain};
 
 /// Minimum USD value of a deposit; smaller deposits reach phase `below_threshold` (spec §8).

@@ -185,16 +185,10 @@ pub fn is_supported_destination_token(token: TokenType, chain_id: u64) -> bool {
     match token {
         TokenType::USDC => chain.is_destination(),
         TokenType::USDT => {
-            matches!(
-                chain,
-                Chain::ETHEREUM | Chain::ARBITRUM | Chain::BNB | Chain::SOLANA
-            )
+            matches!(chain, Chain::ETHEREUM | Chain::ARBITRUM | Chain::BNB | Chain::SOLANA)
         }
         TokenType::ETH => {
-            matches!(
-                chain,
-                Chain::ETHEREUM | Chain::BASE | Chain::ARBITRUM | Chain::BNB
-            )
+            matches!(chain, Chain::ETHEREUM | Chain::BASE | Chain::ARBITRUM | Chain::BNB)
         }
         TokenType::SOL => chain == Chain::SOLANA,
         TokenType::BTC | TokenType::BNB => false,
@@ -269,10 +263,7 @@ mod tests {
             }
         }
         for token in DEFAULT_SUPPORTED_TOKENS {
-            assert!(
-                !is_supported_destination_token(token, 196),
-                "X Layer is never a destination"
-            );
+            assert!(!is_supported_destination_token(token, 196), "X Layer is never a destination");
             assert!(!is_supported_destination_token(token, 10));
         }
     }
@@ -292,10 +283,7 @@ mod tests {
         assert!(!is_onramp_token_supported(BNB, 1));
         assert!(is_onramp_token_supported(SOL, 101));
         assert!(!is_onramp_token_supported(SOL, 1));
-        assert!(
-            !is_onramp_token_supported(USDC, 196),
-            "X Layer is unsupported"
-        );
+        assert!(!is_onramp_token_supported(USDC, 196), "X Layer is unsupported");
         assert!(!is_onramp_token_supported(USDC, 10));
     }
 

@@ -39,11 +39,7 @@ pub fn format_units(raw: U256, decimals: u32) -> Result<String> {
     };
     let (int, frac) = padded.split_at(padded.len() - decimals);
     let frac = frac.trim_end_matches('0');
-    Ok(if frac.is_empty() {
-        int.to_owned()
-    } else {
-        format!("{int}.{frac}")
-    })
+    Ok(if frac.is_empty() { int.to_owned() } else { format!("{int}.{frac}") })
 }
 
 /// Parses a decimal amount into smallest units with `decimals` fractional digits
@@ -87,7 +83,7 @@ pub fn parse_units(text: &str, decimals: u32) -> Result<U256> {
     }
     let mut digits = String::with_capacity(int.len() + decimals);
     digits.push_str(int.trim_start_matches('0'));
-    if !digits.is_empty() || frac.trim_start_matches('0').len() > 0 {
+    if !digits.is_empty() || !frac.trim_start_matches('0').is_empty() {
         digits.push_str(frac);
         digits.extend(std::iter::repeat_n('0', decimals - frac.len()));
     }
@@ -96,9 +92,7 @@ pub fn parse_units(text: &str, decimals: u32) -> Result<U256> {
         return Ok(U256::ZERO);
     }
     U256::from_str_radix(digits, 10).map_err(|_| {
-        invalid(format!(
-            "it exceeds the largest 256-bit amount at {decimals} decimals"
-        ))
+        invalid(format!("it exceeds the largest 256-bit amount at {decimals} decimals"))
     })
 }
 
@@ -188,10 +182,7 @@ mod tests {
             ("1 000", "invalid amount \"1 000\": spaces are not allowed"),
             (" 1", "invalid amount \" 1\": spaces are not allowed"),
             ("1,5", "invalid amount \"1,5\": ',' is not a digit"),
-            (
-                "1.2.3",
-                "invalid amount \"1.2.3\": more than one decimal point",
-            ),
+            ("1.2.3", "invalid amount \"1.2.3\": more than one decimal point"),
             (".", "invalid amount \".\": it has no digits"),
             (
                 "1.2345678",
@@ -206,10 +197,7 @@ mod tests {
         }
         let over = "115792089237316195423570985008687907853269984665640564039457584007913129639936";
         let err = parse_units(over, 0).unwrap_err();
-        assert!(
-            err.message().contains(over) && err.message().contains("exceeds"),
-            "{err}"
-        );
+        assert!(err.message().contains(over) && err.message().contains("exceeds"), "{err}");
         assert!(parse_units("1.2", 0).is_err());
         assert!(parse_units("2", 77).is_err(), "2 * 10^77 overflows");
     }
@@ -217,34 +205,18 @@ mod tests {
     #[test]
     fn decimals_above_77_are_rejected() {
         let err = format_units(u(1), 78).unwrap_err();
-        assert_eq!(
-            err.message(),
-            "decimals 78 is out of range: expected 0 to 77"
-        );
-        assert_eq!(
-            parse_units("1", 78).unwrap_err().kind(),
-            ErrorKind::InvalidArgument
-        );
+        assert_eq!(err.message(), "decimals 78 is out of range: expected 0 to 77");
+        assert_eq!(parse_units("1", 78).unwrap_err().kind(), ErrorKind::InvalidArgument);
     }
 
     #[test]
     fn raw_amounts() {
         assert_eq!(parse_raw_amount("0").unwrap(), U256::ZERO);
         assert_eq!(parse_raw_amount("1000").unwrap(), u(1000));
-        assert!(
-            parse_raw_amount("-1")
-                .unwrap_err()
-                .message()
-                .contains("\"-1\"")
-        );
+        assert!(parse_raw_amount("-1").unwrap_err().message().contains("\"-1\""));
         assert!(parse_raw_amount("").is_err());
         assert!(parse_raw_amount("1.0").is_err());
-        assert!(
-            parse_raw_amount(&"9".repeat(79))
-                .unwrap_err()
-                .message()
-                .contains("2^256")
-        );
+        assert!(parse_raw_amount(&"9".repeat(79)).unwrap_err().message().contains("2^256"));
     }
 
     proptest! {

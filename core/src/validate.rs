@@ -52,10 +52,7 @@ pub(crate) fn evm_address_problem(address: &str) -> Option<String> {
         return Some("expected it to start with 0x".into());
     };
     if hex.len() != 40 {
-        return Some(format!(
-            "expected 40 hex digits after 0x, found {}",
-            hex.chars().count()
-        ));
+        return Some(format!("expected 40 hex digits after 0x, found {}", hex.chars().count()));
     }
     if let Some(bad) = hex.chars().find(|c| !c.is_ascii_hexdigit()) {
         return Some(format!("{bad:?} is not a hex digit"));
@@ -136,10 +133,7 @@ mod tests {
         let bad = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD";
         assert!(!is_valid_evm_address(bad));
         let reason = evm_address_problem(bad).unwrap();
-        assert!(
-            reason.contains("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"),
-            "{reason}"
-        );
+        assert!(reason.contains("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"), "{reason}");
     }
 
     #[test]
@@ -175,14 +169,8 @@ mod tests {
         let mut bytes33 = [0u8; 33];
         bytes33[32] = 1;
         let key33 = bs58::encode(bytes33).into_string();
-        assert_eq!(
-            solana_address_problem(&key31).unwrap(),
-            "decodes to 31 bytes, expected 32"
-        );
-        assert_eq!(
-            solana_address_problem(&key33).unwrap(),
-            "decodes to 33 bytes, expected 32"
-        );
+        assert_eq!(solana_address_problem(&key31).unwrap(), "decodes to 31 bytes, expected 32");
+        assert_eq!(solana_address_problem(&key33).unwrap(), "decodes to 33 bytes, expected 32");
         // 0 O I l are not in the base58 alphabet.
         for c in ['0', 'O', 'I', 'l'] {
             let mut s = String::from("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1");
@@ -196,10 +184,7 @@ mod tests {
 
     #[test]
     fn validate_for_chain_names_chain_address_and_reason() {
-        assert_eq!(
-            validate_address_for_chain(EIP55[0], 8453).unwrap(),
-            AddressType::Evm
-        );
+        assert_eq!(validate_address_for_chain(EIP55[0], 8453).unwrap(), AddressType::Evm);
         assert_eq!(
             validate_address_for_chain("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", 101)
                 .unwrap(),
@@ -208,8 +193,7 @@ mod tests {
         let err = validate_address_for_chain(EIP55[0], 101).unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::Configuration);
         assert!(
-            err.message()
-                .starts_with("Invalid Solana address format for Solana (101)"),
+            err.message().starts_with("Invalid Solana address format for Solana (101)"),
             "{err}"
         );
         assert!(err.message().contains(EIP55[0]), "{err}");

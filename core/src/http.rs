@@ -1,0 +1,236 @@
+//! Shared HTTP plumbing: one pooled agent per client, bounded retries with exponential backoff
+//! and full jitter, `Retry-After`, and error messages that never carry credentials.
+
+use std::io::ErrorKind as IoKind;
+use std::time::Duration;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The largest response body read; a bigger one is a protocol error, not an allocation.
+const MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// How a request is retried when the server is busy or unreachable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 disables retrying).
+    pub max_retries: u32,
+    /// The first backoff; each retry doubles it, up to `max_backoff`, and a random part of it
+    /// is waited ("full jitter") so that many clients do not retry in lockstep.
+    pub initial_backoff: Duration,
+    /// The largest backoff between two attempts.
+    pub max_backoff: Duration,
+    /// The longest `Retry-After` honoured; a server asking for more gets this much.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            max_retry_after: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry number `retry` (0-based), given the server's `Retry-After`.
+    pub(crate) fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(wait) = retry_after {
+            return wait.min(self.max_retry_after);
+        }
+        let cap =
+            self.initial_backoff.saturating_mul(2u32.saturating_pow(retry)).min(self.max_backoff);
+        cap.mul_f64(rand::random::<f64>())
+    }
+}
+
+/// A response the caller has to interpret: any status that is not retried.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub status: u16,
+    pub body: String,
+}
+
+/// One attempt's outcome, when it should be retried.
+enum Retryable {
+    Status { status: u16, retry_after: Option<Duration> },
+    Transport { timed_out: bool, what: String },
+}
+
+/// A pooled, thread-safe HTTP client for JSON POSTs to one service.
+#[derive(Debug, Clone)]
+pub(crate) struct JsonPoster {
+    agent: ureq::Agent,
+    retry: RetryPolicy,
+}
+
+impl JsonPoster {
+    pub(crate) fn new(timeout: Duration, user_agent: &str, retry: RetryPolicy) -> Self {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .user_agent(user_agent)
+            .max_idle_connections_per_host(32)
+            .build();
+        JsonPoster { agent: config.into(), retry }
+    }
+
+    /// POSTs `body` to `url` with `headers`, retrying 429, 5xx, refused connections and
+    /// timeouts as the policy says. `url` must not hold credentials: it appears in messages.
+    pub(crate) fn post(&self, url: &str, headers: &[(&str, &str)], body: &str) -> Result<Reply> {
+        let attempts = self.retry.max_retries.saturating_add(1);
+        let mut retry = 0;
+        loop {
+            let outcome = self.attempt(url, headers, body)?;
+            let failure = match outcome {
+                Ok(reply) => return Ok(reply),
+                Err(failure) => failure,
+            };
+            if retry >= self.retry.max_retries {
+                return Err(exhausted(url, attempts, failure));
+            }
+            let retry_after = match failure {
+                Retryable::Status { retry_after, .. } => retry_after,
+                Retryable::Transport { .. } => None,
+            };
+            std::thread::sleep(self.retry.delay(retry, retry_after));
+            retry += 1;
+        }
+    }
+
+    /// One POST. The outer `Result` is a final error, the inner one a retryable failure.
+    fn attempt(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Result<std::result::Result<Reply, Retryable>> {
+        let mut request = self.agent.post(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = match request.send(body) {
+            Ok(response) => response,
+            Err(e) => return transport_failure(url, e).map(Err),
+        };
+        let status = response.status().as_u16();
+        if status == 429 || (500..600).contains(&status) {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            return Ok(Err(Retryable::Status { status, retry_after }));
+        }
+        let read = response.into_body().with_config().limit(MAX_RESPONSE_BYTES).read_to_string();
+        match read {
+            Ok(body) => Ok(Ok(Reply { status, body })),
+            Err(ureq::Error::BodyExceedsLimit(limit)) => Err(Error::new(
+                ErrorKind::Protocol,
+                format!("response from {url} is larger than {limit} bytes"),
+            )),
+            Err(e) => transport_failure(url, e).map(Err),
+        }
+    }
+}
+
+/// Classifies a transport error: refused, reset and timed-out requests are retried; anything
+/// else (a bad URL, a TLS failure) is final.
+fn transport_failure(url: &str, error: ureq::Error) -> Result<Retryable> {
+    match error {
+        ureq::Error::Timeout(_) => {
+            Ok(Retryable::Transport { timed_out: true, what: "timed out".into() })
+        }
+        ureq::Error::Io(e) if e.kind() == IoKind::TimedOut || e.kind() == IoKind::WouldBlock => {
+            Ok(Retryable::Transport { timed_out: true, what: "timed out".into() })
+        }
+        ureq::Error::Io(e) => Ok(Retryable::Transport { timed_out: false, what: io_reason(&e) }),
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+            Ok(Retryable::Transport { timed_out: false, what: error.to_string() })
+        }
+        ureq::Error::BadUri(_) | ureq::Error::Http(_) => {
+            Err(Error::configuration(format!("invalid service URL {url:?}: {error}")))
+        }
+        ureq::Error::Protocol(_)
+        | ureq::Error::LargeResponseHeader(..)
+        | ureq::Error::Decompress(..) => Err(Error::new(
+            ErrorKind::Protocol,
+            format!("malformed HTTP response from {url}: {error}"),
+        )),
+        other => Err(Error::new(ErrorKind::Network, format!("request to {url} failed: {other}"))),
+    }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        IoKind::ConnectionRefused => "connection refused".into(),
+        IoKind::ConnectionReset => "connection reset".into(),
+        IoKind::ConnectionAborted => "connection aborted".into(),
+        IoKind::UnexpectedEof => "connection closed before the response was complete".into(),
+        _ => e.to_string(),
+    }
+}
+
+fn exhausted(url: &str, attempts: u32, failure: Retryable) -> Error {
+    let tries =
+        if attempts == 1 { "1 attempt".to_string() } else { format!("{attempts} attempts") };
+    match failure {
+        Retryable::Status { status, .. } => Error::new(
+            ErrorKind::Network,
+            format!("{url} answered HTTP {status} ({}) after {tries}", status_reason(status)),
+        ),
+        Retryable::Transport { timed_out: true, .. } => {
+            Error::new(ErrorKind::Timeout, format!("request to {url} timed out after {tries}"))
+        }
+        Retryable::Transport { what, .. } => {
+            Error::new(ErrorKind::Network, format!("request to {url} failed after {tries}: {what}"))
+        }
+    }
+}
+
+fn status_reason(status: u16) -> &'static str {
+    match status {
+        429 => "too many requests",
+        500 => "internal server error",
+        502 => "bad gateway",
+        503 => "service unavailable",
+        504 => "gateway timeout",
+        _ => "server error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_bounded_and_honours_retry_after() {
+        let policy = RetryPolicy::default();
+        for retry in 0..40 {
+            assert!(policy.delay(retry, None) <= policy.max_backoff);
+        }
+        assert!(policy.delay(0, None) <= policy.initial_backoff);
+        assert_eq!(policy.delay(0, Some(Duration::from_secs(2))), Duration::from_secs(2));
+        assert_eq!(policy.delay(0, Some(Duration::from_secs(3600))), policy.max_retry_after);
+    }
+
+    #[test]
+    fn refused_connection_is_a_network_error_after_all_attempts() {
+        // Bind then drop a listener: the port is closed, so the connection is refused.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let policy = RetryPolicy {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(1),
+            ..Default::default()
+        };
+        let poster = JsonPoster::new(Duration::from_secs(2), "depositkit-test", policy);
+        let url = format!("http://127.0.0.1:{port}/x");
+        let err = poster.post(&url, &[], "{}").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Network);
+        assert!(err.message().contains("after 3 attempts"), "{err}");
+        assert!(err.message().contains(&url), "{err}");
+    }
+}

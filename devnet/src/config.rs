@@ -1,0 +1,59 @@
+//! How a devnet server is set up.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Database file used when neither `--db` nor `DEPOSITKIT_DEVNET_DB` is given.
+pub const DEFAULT_DB_PATH: &str = "devnet.sqlite";
+/// Environment variable naming the database file.
+pub const DB_ENV_VAR: &str = "DEPOSITKIT_DEVNET_DB";
+/// Largest request body accepted unless configured otherwise (1 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// How long a stopping server waits for in-flight requests before dropping them.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Settings of one devnet server.
+#[derive(Debug, Clone)]
+pub struct DevnetConfig {
+    /// SQLite file; created with the schema when missing.
+    pub db_path: PathBuf,
+    /// Address to listen on; port 0 picks a free port (see `RunningDevnet::base_url`).
+    pub listen: SocketAddr,
+    /// Largest accepted request body; larger ones get HTTP 413.
+    pub max_body_bytes: usize,
+    /// Serve `/devnet/faults` (fault injection for tests).
+    pub fault_injection: bool,
+    /// Log one line per request to stderr.
+    pub verbose: bool,
+    /// How long shutdown waits for in-flight requests.
+    pub shutdown_grace: Duration,
+}
+
+impl DevnetConfig {
+    /// Defaults with the database at `db_path`: loopback on a free port, 1 MiB bodies, no fault
+    /// injection, quiet.
+    pub fn new(db_path: impl Into<PathBuf>) -> Self {
+        DevnetConfig {
+            db_path: db_path.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            fault_injection: false,
+            verbose: false,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+
+    /// The same config with fault injection switched on.
+    #[must_use]
+    pub fn with_fault_injection(mut self) -> Self {
+        self.fault_injection = true;
+        self
+    }
+}
+
+impl Default for DevnetConfig {
+    fn default() -> Self {
+        Self::new(DEFAULT_DB_PATH)
+    }
+}

@@ -1,0 +1,272 @@
+//! HTTP routes: `POST /user-rpc` (the JSON-RPC service), `GET /devnet/health`, and
+//! `/devnet/faults` when fault injection is on.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::header::{
+    ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE,
+};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::{Value, json};
+
+use crate::auth::{self, AuthFailure};
+use crate::faults::{Fault, Faults};
+use crate::methods::Context;
+use crate::rpc::{self, RpcError, codes};
+use crate::store::Store;
+
+/// Path of the JSON-RPC service.
+pub const USER_RPC_PATH: &str = "/user-rpc";
+/// Realm of the `WWW-Authenticate` challenge.
+pub const REALM: &str = "depositkit-devnet";
+/// Largest body accepted by `/devnet/faults`.
+const MAX_FAULT_BODY_BYTES: usize = 64 * 1024;
+
+/// What every handler shares.
+pub(crate) struct AppState {
+    pub store: Store,
+    pub faults: Arc<Faults>,
+    pub max_body_bytes: usize,
+    pub fault_injection: bool,
+}
+
+/// The JSON-RPC method names of a request, attached to its response for the request log.
+#[derive(Clone)]
+struct RpcMethods(Vec<String>);
+
+/// The routes; with `verbose`, one line per request goes to stderr.
+pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
+    let router = Router::new()
+        .route(USER_RPC_PATH, any(user_rpc))
+        .route("/devnet/health", get(health))
+        .route("/devnet/faults", any(faults_endpoint))
+        .fallback(not_found)
+        .with_state(state);
+    if verbose { router.layer(middleware::from_fn(log_request)) } else { router }
+}
+
+async fn user_rpc(State(app): State<Arc<AppState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if parts.method != Method::POST {
+        let error = RpcError::invalid_request(format!("use POST, not {}", parts.method));
+        let mut response = rpc_error_response(StatusCode::METHOD_NOT_ALLOWED, &Value::Null, error);
+        response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    if !is_json(&parts.headers) {
+        let error = RpcError::invalid_request("Content-Type must be application/json");
+        return rpc_error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &Value::Null, error);
+    }
+    let bytes = match read_body(&parts.headers, body, app.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+
+    let planned = app.faults.take();
+    if let Some(delay) = planned.delay {
+        tokio::time::sleep(delay).await;
+    }
+    let parsed = serde_json::from_slice::<Value>(&bytes);
+    let reply_id = match &parsed {
+        Ok(body @ Value::Object(_)) => rpc::id_of(body),
+        _ => Value::Null,
+    };
+    if let Some((status, retry_after)) = planned.status {
+        return fault_response(status, retry_after, &reply_id);
+    }
+
+    let methods = parsed.as_ref().map(rpc::method_names).unwrap_or_default();
+    let header = parts.headers.get(AUTHORIZATION).map(|v| v.as_bytes().to_vec());
+    let store = app.store.clone();
+    let outcome =
+        tokio::task::spawn_blocking(move || answer(&store, header.as_deref(), parsed)).await;
+    let mut response = match outcome {
+        Ok(Ok(Answer::Reply(Some(reply)))) => json_response(StatusCode::OK, &reply),
+        Ok(Ok(Answer::Reply(None))) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Ok(Answer::Unauthorized(failure))) => unauthorized(failure, &reply_id),
+        Ok(Err(error)) => {
+            eprintln!("depositkit-devnet: internal error: {error}");
+            rpc_error_response(StatusCode::INTERNAL_SERVER_ERROR, &reply_id, RpcError::internal())
+        }
+        Err(join_error) => {
+            eprintln!("depositkit-devnet: internal error: request task failed: {join_error}");
+            rpc_error_response(StatusCode::INTERNAL_SERVER_ERROR, &reply_id, RpcError::internal())
+        }
+    };
+    response.extensions_mut().insert(RpcMethods(methods));
+    response
+}
+
+enum Answer {
+    /// The JSON-RPC reply, or `None` when there is nothing to send back.
+    Reply(Option<Value>),
+    Unauthorized(AuthFailure),
+}
+
+/// Authenticates, then answers the body. Blocking: runs on the blocking pool.
+fn answer(
+    store: &Store,
+    header: Option<&[u8]>,
+    parsed: serde_json::Result<Value>,
+) -> crate::Result<Answer> {
+    let project_id = match auth::authenticate(store, header)? {
+        Ok(project_id) => project_id,
+        Err(failure) => return Ok(Answer::Unauthorized(failure)),
+    };
+    let body = match parsed {
+        Ok(body) => body,
+        Err(e) => {
+            return Ok(Answer::Reply(Some(rpc::failure(
+                &Value::Null,
+                RpcError::parse_error(&e.to_string()),
+            ))));
+        }
+    };
+    let context = Context { store, project_id: &project_id };
+    Ok(Answer::Reply(rpc::handle(&body, |method, params| context.call(method, params))))
+}
+
+/// Whether the request says its body is JSON (`application/json`, any parameters).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The whole body, or the 413 (or 400) response to send instead.
+async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes, Response> {
+    let too_large = || {
+        let error = RpcError::invalid_request("request too large")
+            .with_data(json!({ "maxBodyBytes": max }));
+        let mut error_response =
+            rpc_error_response(StatusCode::PAYLOAD_TOO_LARGE, &Value::Null, error);
+        // The rest of the body is not read: the connection cannot be reused.
+        error_response.headers_mut().insert("connection", HeaderValue::from_static("close"));
+        error_response
+    };
+    let declared = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    match Limited::new(body, max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => Err(too_large()),
+        Err(e) => {
+            let error = RpcError::invalid_request(format!("cannot read the request body: {e}"));
+            Err(rpc_error_response(StatusCode::BAD_REQUEST, &Value::Null, error))
+        }
+    }
+}
+
+fn unauthorized(failure: AuthFailure, id: &Value) -> Response {
+    let error = RpcError::new(codes::UNAUTHORIZED, "unauthorized")
+        .with_data(json!({ "reason": failure.reason() }));
+    let mut response = rpc_error_response(StatusCode::UNAUTHORIZED, id, error);
+    let challenge = format!("Basic realm=\"{REALM}\"");
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+fn fault_response(status: u16, retry_after: Option<u64>, id: &Value) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let error = RpcError::new(codes::INJECTED_FAULT, format!("injected fault: HTTP {status}"))
+        .with_data(json!({ "status": status.as_u16(), "retryAfter": retry_after }));
+    let mut response = rpc_error_response(status, id, error);
+    if let Some(seconds) = retry_after {
+        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+fn rpc_error_response(status: StatusCode, id: &Value, error: RpcError) -> Response {
+    json_response(status, &rpc::failure(id, error))
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+async fn health() -> Response {
+    json_response(StatusCode::OK, &json!({ "status": "ok" }))
+}
+
+async fn faults_endpoint(State(app): State<Arc<AppState>>, request: Request) -> Response {
+    if !app.fault_injection {
+        return json_response(
+            StatusCode::NOT_FOUND,
+            &json!({ "error": "fault injection is off; start the server with --enable-fault-injection" }),
+        );
+    }
+    let (parts, body) = request.into_parts();
+    match parts.method {
+        Method::GET => {}
+        Method::DELETE => app.faults.clear(),
+        Method::POST => {
+            let bytes = match read_body(&parts.headers, body, MAX_FAULT_BODY_BYTES).await {
+                Ok(bytes) => bytes,
+                Err(response) => return response,
+            };
+            let injected = serde_json::from_slice::<Fault>(&bytes)
+                .map_err(|e| {
+                    format!("expected a fault like {{\"status\": 429, \"count\": 1}}: {e}")
+                })
+                .and_then(|fault| app.faults.inject(&fault));
+            if let Err(message) = injected {
+                return json_response(StatusCode::BAD_REQUEST, &json!({ "error": message }));
+            }
+        }
+        _ => {
+            let mut response = json_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &json!({ "error": "use GET, POST or DELETE" }),
+            );
+            response.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            return response;
+        }
+    }
+    json_response(StatusCode::OK, &json!({ "pending": app.faults.pending() }))
+}
+
+async fn not_found(request: Request) -> Response {
+    json_response(
+        StatusCode::NOT_FOUND,
+        &json!({
+            "error": format!("no route for {}", request.uri().path()),
+            "hint": format!("the JSON-RPC service is POST {USER_RPC_PATH}"),
+        }),
+    )
+}
+
+/// One line per request on stderr: HTTP method, path, status, JSON-RPC methods, duration.
+/// Never headers, params or bodies: they carry keys and session tokens.
+async fn log_request(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    let methods = response
+        .extensions()
+        .get::<RpcMethods>()
+        .map(|m| format!(" [{}]", m.0.join(",")))
+        .unwrap_or_default();
+    eprintln!(
+        "depositkit-devnet: {method} {path} -> {}{methods} in {:.1} ms",
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    response
+}

@@ -1,0 +1,281 @@
+//! JSON-RPC 2.0 envelopes: validating requests, single and batch calls, notifications, and
+//! building responses. Independent of HTTP and of the methods, which come in as a closure.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Error codes: the JSON-RPC 2.0 ones and the service's own (documented in `docs/user-rpc.md`).
+pub mod codes {
+    /// The body is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Not a valid JSON-RPC 2.0 request (also: empty batch, body too large, wrong HTTP method or
+    /// content type).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Wrong number or type of params, or a malformed value.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The server failed.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// Missing or wrong project credentials (HTTP 401).
+    pub const UNAUTHORIZED: i64 = -32001;
+    /// No such user in the calling project.
+    pub const USER_NOT_FOUND: i64 = -32010;
+    /// The session token is unknown, another user's, or expired.
+    pub const INVALID_TOKEN: i64 = -32011;
+    /// `getUserInfoByIdentity` with a provider other than `jwt`.
+    pub const UNSUPPORTED_PROVIDER: i64 = -32012;
+    /// No user of the calling project has that identity.
+    pub const IDENTITY_NOT_FOUND: i64 = -32013;
+    /// An error status injected through `/devnet/faults`.
+    pub const INJECTED_FAULT: i64 = -32050;
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error without `data`.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError { code, message: message.into(), data: None }
+    }
+
+    /// The same error with `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32700 for a body that is not JSON; `detail` is the parser's complaint.
+    pub fn parse_error(detail: &str) -> Self {
+        RpcError::new(codes::PARSE_ERROR, "parse error").with_data(json!({ "detail": detail }))
+    }
+
+    /// -32600 saying what is wrong with the request.
+    pub fn invalid_request(what: impl Into<String>) -> Self {
+        RpcError::new(codes::INVALID_REQUEST, format!("invalid request: {}", what.into()))
+    }
+
+    /// -32602 about positional parameter `index`.
+    pub fn invalid_param(index: usize, what: impl Into<String>) -> Self {
+        RpcError::new(codes::INVALID_PARAMS, what).with_data(json!({ "param": index }))
+    }
+
+    /// -32603, without details (they go to the server's stderr).
+    pub fn internal() -> Self {
+        RpcError::new(codes::INTERNAL_ERROR, "internal error")
+    }
+}
+
+/// A valid request: `id` is `None` for a notification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub id: Option<Value>,
+    pub method: String,
+    pub params: Vec<Value>,
+}
+
+/// A success response echoing `id`.
+pub fn success(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// An error response echoing `id` (`null` when it could not be read).
+pub fn failure(id: &Value, error: RpcError) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": error })
+}
+
+/// Whether `id` is an allowed request id: an integer, a string or null.
+fn valid_id(id: &Value) -> bool {
+    match id {
+        Value::Null | Value::String(_) => true,
+        Value::Number(n) => n.is_i64() || n.is_u64(),
+        _ => false,
+    }
+}
+
+/// The id to put into an error about `value`: its id when it is a valid one, else null.
+pub fn id_of(value: &Value) -> Value {
+    match value.get("id") {
+        Some(id) if valid_id(id) => id.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// Validates one request object.
+///
+/// # Errors
+/// The id to answer with (null when unreadable) and the -32600 error.
+pub fn parse_request(value: &Value) -> Result<Request, (Value, RpcError)> {
+    let Value::Object(object) = value else {
+        return Err((Value::Null, RpcError::invalid_request("a request must be a JSON object")));
+    };
+    let id = match object.get("id") {
+        Some(id) if !valid_id(id) => {
+            return Err((
+                Value::Null,
+                RpcError::invalid_request("\"id\" must be an integer, a string or null"),
+            ));
+        }
+        id => id.cloned(),
+    };
+    let reply_id = id.clone().unwrap_or(Value::Null);
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err((reply_id, RpcError::invalid_request("\"jsonrpc\" must be \"2.0\"")));
+    }
+    let method = match object.get("method") {
+        Some(Value::String(m)) => m.clone(),
+        Some(_) => {
+            return Err((reply_id, RpcError::invalid_request("\"method\" must be a string")));
+        }
+        None => return Err((reply_id, RpcError::invalid_request("\"method\" is missing"))),
+    };
+    let params = match object.get("params") {
+        None => Vec::new(),
+        Some(Value::Array(params)) => params.clone(),
+        Some(_) => {
+            return Err((
+                reply_id,
+                RpcError::invalid_request("\"params\" must be an array of positional parameters"),
+            ));
+        }
+    };
+    Ok(Request { id, method, params })
+}
+
+/// Answers a parsed body: one request or a batch. `call` runs one method. Returns `None` when
+/// nothing is to be sent back (a notification, or a batch of only notifications).
+pub fn handle(
+    body: &Value,
+    mut call: impl FnMut(&str, &[Value]) -> Result<Value, RpcError>,
+) -> Option<Value> {
+    match body {
+        Value::Array(batch) if batch.is_empty() => {
+            Some(failure(&Value::Null, RpcError::invalid_request("empty batch")))
+        }
+        Value::Array(batch) => {
+            let replies: Vec<Value> =
+                batch.iter().filter_map(|one| handle_one(one, &mut call)).collect();
+            (!replies.is_empty()).then_some(Value::Array(replies))
+        }
+        one => handle_one(one, &mut call),
+    }
+}
+
+fn handle_one(
+    value: &Value,
+    call: &mut impl FnMut(&str, &[Value]) -> Result<Value, RpcError>,
+) -> Option<Value> {
+    let request = match parse_request(value) {
+        Ok(request) => request,
+        Err((id, error)) => return Some(failure(&id, error)),
+    };
+    let outcome = call(&request.method, &request.params);
+    let id = request.id?;
+    Some(match outcome {
+        Ok(result) => success(&id, result),
+        Err(error) => failure(&id, error),
+    })
+}
+
+/// The method names of a body, for the request log (never the params: they hold tokens).
+pub fn method_names(body: &Value) -> Vec<String> {
+    let name = |v: &Value| {
+        v.get("method").and_then(Value::as_str).unwrap_or("?").chars().take(64).collect()
+    };
+    match body {
+        Value::Array(batch) => batch.iter().map(name).collect(),
+        one => vec![name(one)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn echo(method: &str, params: &[Value]) -> Result<Value, RpcError> {
+        match method {
+            "echo" => Ok(Value::Array(params.to_vec())),
+            _ => {
+                Err(RpcError::new(codes::METHOD_NOT_FOUND, format!("method {method:?} not found")))
+            }
+        }
+    }
+
+    #[test]
+    fn echoes_ids_exactly() {
+        for id in [json!(7), json!("abc"), json!(null), json!(-3), json!(u64::MAX)] {
+            let reply = handle(
+                &json!({"jsonrpc": "2.0", "id": id, "method": "echo", "params": ["x"]}),
+                echo,
+            )
+            .unwrap();
+            assert_eq!(reply, json!({"jsonrpc": "2.0", "id": id, "result": ["x"]}));
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_envelopes() {
+        let cases = [
+            (json!(5), json!(null), "must be a JSON object"),
+            (
+                json!({"jsonrpc": "1.0", "id": 1, "method": "echo"}),
+                json!(1),
+                "\"jsonrpc\" must be \"2.0\"",
+            ),
+            (json!({"jsonrpc": "2.0", "id": 1}), json!(1), "\"method\" is missing"),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": 3}),
+                json!(1),
+                "\"method\" must be a string",
+            ),
+            (json!({"jsonrpc": "2.0", "id": 1.5, "method": "echo"}), json!(null), "\"id\" must be"),
+            (json!({"jsonrpc": "2.0", "id": [1], "method": "echo"}), json!(null), "\"id\" must be"),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": 1}}),
+                json!(1),
+                "\"params\" must be an array",
+            ),
+            // Invalid requests are answered even without an id.
+            (json!({"jsonrpc": "2.0", "method": 1}), json!(null), "\"method\" must be a string"),
+        ];
+        for (request, id, message) in cases {
+            let reply = handle(&request, echo).unwrap();
+            assert_eq!(reply["id"], id, "{request}");
+            assert_eq!(reply["error"]["code"], codes::INVALID_REQUEST, "{request}");
+            let text = reply["error"]["message"].as_str().unwrap();
+            assert!(text.contains(message), "{text} lacks {message}");
+        }
+    }
+
+    #[test]
+    fn notifications_and_batches() {
+        assert_eq!(handle(&json!({"jsonrpc": "2.0", "method": "echo"}), echo), None);
+        assert_eq!(handle(&json!({"jsonrpc": "2.0", "method": "nope"}), echo), None);
+        let empty = handle(&json!([]), echo).unwrap();
+        assert_eq!(empty["error"]["code"], codes::INVALID_REQUEST);
+        assert!(empty["id"].is_null());
+        let all_notes =
+            json!([{"jsonrpc": "2.0", "method": "echo"}, {"jsonrpc": "2.0", "method": "echo"}]);
+        assert_eq!(handle(&all_notes, echo), None);
+        let mixed = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "echo", "params": ["a"]},
+            {"jsonrpc": "2.0", "method": "echo"},
+            {"jsonrpc": "2.0", "id": "b", "method": "nope"},
+            7
+        ]);
+        let replies = handle(&mixed, echo).unwrap();
+        let replies = replies.as_array().unwrap();
+        assert_eq!(replies.len(), 3);
+        assert_eq!(replies[0]["result"], json!(["a"]));
+        assert_eq!(replies[1]["error"]["code"], codes::METHOD_NOT_FOUND);
+        assert_eq!(replies[2]["error"]["code"], codes::INVALID_REQUEST);
+    }
+}

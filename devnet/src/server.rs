@@ -1,0 +1,256 @@
+//! Running the server: in process on its own thread and runtime ([`Devnet::start`]), or in the
+//! foreground until a signal (the CLI's `serve`).
+
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use crate::config::DevnetConfig;
+use crate::error::{Error, Result};
+use crate::faults::{Fault, Faults};
+use crate::http::{self, AppState, USER_RPC_PATH};
+use crate::store::Store;
+
+/// Extra time `shutdown` waits beyond the grace period before leaving the server thread behind.
+const SHUTDOWN_SLACK: Duration = Duration::from_secs(2);
+
+/// Starts devnet servers in process.
+#[derive(Debug)]
+pub struct Devnet;
+
+impl Devnet {
+    /// Opens the store, binds `config.listen` and serves on a thread of its own, with its own
+    /// tokio runtime, so synchronous callers can use it. The server is ready to answer when
+    /// this returns.
+    ///
+    /// # Errors
+    /// The database cannot be opened, the address cannot be bound, or the runtime or thread
+    /// cannot be created.
+    pub fn start(config: DevnetConfig) -> Result<RunningDevnet> {
+        let store = Store::open(&config.db_path)?;
+        let server = BoundServer::bind(&config, store)?;
+        let runtime = build_runtime()?;
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let addr = server.local_addr;
+        let store = server.state.store.clone();
+        let faults = server.state.faults.clone();
+        let grace = config.shutdown_grace;
+        let thread = std::thread::Builder::new()
+            .name(format!("depositkit-devnet-{}", addr.port()))
+            .spawn(move || {
+                let result = runtime.block_on(server.run(async {
+                    let _ = stop_rx.await;
+                }));
+                runtime.shutdown_timeout(Duration::from_secs(1));
+                let _ = done_tx.send(());
+                result
+            })
+            .map_err(|e| Error::io("cannot start the devnet server thread", e))?;
+        Ok(RunningDevnet {
+            addr,
+            store,
+            faults,
+            grace,
+            stop: Some(stop_tx),
+            done: done_rx,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// A devnet server running on its own thread. Dropping it shuts it down (waiting a bounded
+/// time for in-flight requests).
+pub struct RunningDevnet {
+    addr: SocketAddr,
+    store: Store,
+    faults: Arc<Faults>,
+    grace: Duration,
+    stop: Option<oneshot::Sender<()>>,
+    done: mpsc::Receiver<()>,
+    thread: Option<JoinHandle<Result<()>>>,
+}
+
+impl std::fmt::Debug for RunningDevnet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningDevnet")
+            .field("addr", &self.addr)
+            .field("store", &self.store)
+            .finish()
+    }
+}
+
+impl RunningDevnet {
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://HOST:PORT` (a loopback host when listening on all interfaces).
+    pub fn base_url(&self) -> String {
+        base_url(self.addr)
+    }
+
+    /// `http://HOST:PORT/user-rpc`, the base URL of the user-lookup client.
+    pub fn user_rpc_url(&self) -> String {
+        format!("{}{USER_RPC_PATH}", self.base_url())
+    }
+
+    /// The store the server reads, for seeding.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Arms a fault for the next user-rpc requests (works whether or not the HTTP fault
+    /// endpoint is enabled).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a fault that makes no sense (no status or delay, count 0…).
+    pub fn inject_fault(&self, fault: &Fault) -> Result<()> {
+        self.faults.inject(fault).map_err(|message| Error::invalid("fault", message))
+    }
+
+    /// Disarms every pending fault.
+    pub fn clear_faults(&self) {
+        self.faults.clear();
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish (up to the configured
+    /// grace period) and stops the thread.
+    ///
+    /// # Errors
+    /// The server failed while running.
+    pub fn shutdown(mut self) -> Result<()> {
+        self.stop_and_join()
+    }
+
+    fn stop_and_join(&mut self) -> Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        match self.done.recv_timeout(self.grace + SHUTDOWN_SLACK) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => match thread.join() {
+                Ok(result) => result,
+                Err(_) => Err(Error::io("devnet server thread", std::io::Error::other("panicked"))),
+            },
+            // Never block without a bound: leave the thread behind.
+            Err(mpsc::RecvTimeoutError::Timeout) => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningDevnet {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop_and_join() {
+            eprintln!("depositkit-devnet: server stopped with an error: {e}");
+        }
+    }
+}
+
+/// `http://HOST:PORT` for a listening address.
+pub fn base_url(addr: SocketAddr) -> String {
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("http://{}", SocketAddr::new(ip, addr.port()))
+}
+
+/// A bound, not yet serving, server: the CLI binds, prints the address, then runs it.
+pub struct BoundServer {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    state: Arc<AppState>,
+    verbose: bool,
+    grace: Duration,
+}
+
+impl BoundServer {
+    /// Binds `config.listen`; requests are served from `store`.
+    ///
+    /// # Errors
+    /// The address cannot be bound.
+    pub fn bind(config: &DevnetConfig, store: Store) -> Result<Self> {
+        let listener = TcpListener::bind(config.listen)
+            .map_err(|e| Error::io(format!("cannot listen on {}", config.listen), e))?;
+        let local_addr = listener.local_addr().map_err(|e| Error::io("listening socket", e))?;
+        listener.set_nonblocking(true).map_err(|e| Error::io("listening socket", e))?;
+        let state = Arc::new(AppState {
+            store,
+            faults: Arc::new(Faults::default()),
+            max_body_bytes: config.max_body_bytes,
+            fault_injection: config.fault_injection,
+        });
+        Ok(BoundServer {
+            listener,
+            local_addr,
+            state,
+            verbose: config.verbose,
+            grace: config.shutdown_grace,
+        })
+    }
+
+    /// The bound address (the real port when port 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `shutdown` completes, then waits up to the grace period for in-flight
+    /// requests. Must run inside a tokio runtime.
+    ///
+    /// # Errors
+    /// Serving failed.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
+        let listener = tokio::net::TcpListener::from_std(self.listener)
+            .map_err(|e| Error::io("listening socket", e))?;
+        let router = http::router(self.state, self.verbose);
+        let (drain_tx, drain_rx) = oneshot::channel::<()>();
+        let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+            let _ = drain_rx.await;
+        });
+        let mut serving = tokio::spawn(serve.into_future());
+        tokio::select! {
+            finished = &mut serving => return join_result(finished),
+            () = shutdown => {}
+        }
+        let _ = drain_tx.send(());
+        match tokio::time::timeout(self.grace, &mut serving).await {
+            Ok(finished) => join_result(finished),
+            Err(_) => {
+                serving.abort();
+                Ok(())
+            }
+        }
+    }
+}
+
+fn join_result(finished: Result<std::io::Result<()>, tokio::task::JoinError>) -> Result<()> {
+    match finished {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(Error::io("serving HTTP", e)),
+        Err(e) => Err(Error::io("serving HTTP", std::io::Error::other(e.to_string()))),
+    }
+}
+
+/// The runtime a server runs on: two workers are plenty for a local emulator.
+///
+/// # Errors
+/// The runtime cannot be created.
+pub fn build_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(16)
+        .thread_name("depositkit-devnet-worker")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("cannot start the tokio runtime", e))
+}

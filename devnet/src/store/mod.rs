@@ -1,0 +1,159 @@
+//! The devnet's data: projects, users, wallets, identities, sessions and address interactions,
+//! in one SQLite file (WAL mode, foreign keys on, schema versioned by `PRAGMA user_version`).
+//!
+//! [`Store`] is a cheap-to-clone handle over a few connections, each behind its own mutex. Every
+//! method blocks; the server calls them from `spawn_blocking`.
+
+mod import;
+mod read;
+mod records;
+mod schema;
+mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::Connection;
+
+pub use records::{
+    ChainFamily, NewUser, Profile, ProjectCredentials, SessionStatus, User, Wallet, normalize_uuid,
+};
+pub use schema::SCHEMA_VERSION;
+
+use crate::error::{Error, Result};
+
+/// Connections a store opens unless told otherwise: enough for the server's concurrent reads.
+pub const DEFAULT_CONNECTIONS: usize = 4;
+
+/// A handle to the SQLite store. Clones share the same connections.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    connections: Vec<Mutex<Connection>>,
+    next: AtomicUsize,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.inner.path)
+            .field("connections", &self.inner.connections.len())
+            .finish()
+    }
+}
+
+impl Store {
+    /// Opens (creating when missing, with the schema) the database at `path`, with
+    /// [`DEFAULT_CONNECTIONS`] connections.
+    ///
+    /// # Errors
+    /// The file cannot be opened or created, or was written by a newer schema version.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with_connections(path, DEFAULT_CONNECTIONS)
+    }
+
+    /// Like [`Store::open`] with `connections` connections (at least one).
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_with_connections(path: impl AsRef<Path>, connections: usize) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let connections = (0..connections.max(1))
+            .map(|_| open_connection(&path).map(Mutex::new))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Store { inner: Arc::new(Inner { path, connections, next: AtomicUsize::new(0) }) })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// A free connection if there is one, else waits for the next one in turn.
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        let all = &self.inner.connections;
+        let start = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        for i in 0..all.len() {
+            if let Ok(guard) = all[(start + i) % all.len()].try_lock() {
+                return guard;
+            }
+        }
+        // A panic while a connection was held leaves it usable: SQLite rolls back on its own.
+        all[start % all.len()].lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The value stored under `key` in the `meta` table.
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn()
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0))
+            .optional()?)
+    }
+
+    /// Stores `value` under `key` in the `meta` table.
+    pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )?;
+        Ok(())
+    }
+}
+
+fn open_connection(path: &Path) -> Result<Connection> {
+    let mut conn = Connection::open(path).map_err(|e| match e {
+        rusqlite::Error::SqliteFailure(_, _) => Error::io(
+            format!("cannot open database {}", path.display()),
+            std::io::Error::other(e.to_string()),
+        ),
+        other => Error::Sqlite(other),
+    })?;
+    schema::prepare(&mut conn)?;
+    Ok(conn)
+}
+
+/// Maps a uniqueness violation to [`Error::Conflict`] with `message`, other errors unchanged.
+fn conflict_as(e: rusqlite::Error, message: impl FnOnce() -> String) -> Error {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+        {
+            Error::Conflict(message())
+        }
+        _ => Error::Sqlite(e),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::path::PathBuf;
+
+    /// A fresh database path in the system temp directory (removed with its WAL files on drop).
+    pub struct TempDb(pub PathBuf);
+
+    impl TempDb {
+        pub fn new() -> Self {
+            let dir = std::env::temp_dir().join("depositkit-devnet-unit");
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDb(dir.join(format!("{}.sqlite", uuid::Uuid::new_v4())))
+        }
+    }
+
+    impl Drop for TempDb {
+        fn drop(&mut self) {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut p = self.0.clone().into_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Lookups the server answers from: credentials, users, sessions, identities, membership.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::Store;
+use super::records::{ChainFamily, Profile, SessionStatus, User, Wallet};
+use crate::error::Result;
+use crate::{secret, time};
+
+impl Store {
+    /// Whether `server_key` is the key of `project_id`. The key's hash is compared in constant
+    /// time, and an unknown project costs the same comparison as a known one.
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub fn verify_server_key(&self, project_id: &str, server_key: &str) -> Result<bool> {
+        let presented = secret::hash(server_key);
+        let stored: Option<Vec<u8>> = self
+            .conn()
+            .query_row("SELECT server_key_hash FROM projects WHERE id = ?1", [project_id], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        let known = stored.is_some();
+        let stored = stored.unwrap_or_else(|| vec![0u8; presented.len()]);
+        Ok(secret::hashes_equal(&presented, &stored) & known)
+    }
+
+    /// The User record of `uuid` when it belongs to `project_id`.
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub fn user(&self, project_id: &str, uuid: &str) -> Result<Option<User>> {
+        load_user(&self.conn(), project_id, uuid)
+    }
+
+    /// What `token` is for user `uuid` at `now_ms`.
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub fn session_status(&self, uuid: &str, token: &str, now_ms: i64) -> Result<SessionStatus> {
+        let row: Option<(String, i64)> = self
+            .conn()
+            .query_row(
+                "SELECT user_uuid, expires_at FROM sessions WHERE token_hash = ?1",
+                [secret::hash(token).as_slice()],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        Ok(match row {
+            Some((owner, _)) if owner != uuid => SessionStatus::Unknown,
+            Some((_, expires_at)) if expires_at <= now_ms => SessionStatus::Expired,
+            Some(_) => SessionStatus::Valid,
+            None => SessionStatus::Unknown,
+        })
+    }
+
+    /// The user of `project_id` with identity (`provider`, `uid`).
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub fn user_by_identity(
+        &self,
+        project_id: &str,
+        provider: &str,
+        uid: &str,
+    ) -> Result<Option<User>> {
+        let conn = self.conn();
+        let uuid: Option<String> = conn
+            .query_row(
+                "SELECT user_uuid FROM identities WHERE project_id = ?1 AND provider = ?2 AND uid = ?3",
+                params![project_id, provider, uid],
+                |row| row.get(0),
+            )
+            .optional()?;
+        match uuid {
+            Some(uuid) => load_user(&conn, project_id, &uuid),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether `address` on `chain` is a wallet of one of the project's users or has been
+    /// recorded as interacting with the project. EVM addresses compare case-insensitively.
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub fn is_project_address(
+        &self,
+        project_id: &str,
+        chain: ChainFamily,
+        address: &str,
+    ) -> Result<bool> {
+        let address = chain.normalize(address);
+        let found: Option<i64> = self
+            .conn()
+            .query_row(
+                "SELECT 1 FROM wallets w JOIN users u ON u.uuid = w.user_uuid
+                   WHERE u.project_id = ?1 AND w.chain = ?2 AND w.public_address = ?3
+                 UNION ALL
+                 SELECT 1 FROM interactions
+                   WHERE project_id = ?1 AND chain = ?2 AND address = ?3
+                 LIMIT 1",
+                params![project_id, chain.as_str(), address],
+                |row| row.get(0),
+            )
+            .optional()?;
+        Ok(found.is_some())
+    }
+
+    /// The uuids of a project's users, oldest first.
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub fn user_uuids(&self, project_id: &str) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT uuid FROM users WHERE project_id = ?1 ORDER BY created_at, rowid")?;
+        let rows = stmt.query_map([project_id], |row| row.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+pub(crate) fn load_user(conn: &Connection, project_id: &str, uuid: &str) -> Result<Option<User>> {
+    let columns: Vec<String> = Profile::FIELDS.iter().map(|f| Profile::column(f)).collect();
+    let sql = format!(
+        "SELECT created_at, updated_at, {} FROM users WHERE uuid = ?1 AND project_id = ?2",
+        columns.join(", ")
+    );
+    let row = conn
+        .query_row(&sql, [uuid, project_id], |row| {
+            let mut values: [Option<String>; 24] = Default::default();
+            for (i, value) in values.iter_mut().enumerate() {
+                *value = row.get(i + 2)?;
+            }
+            Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, values))
+        })
+        .optional()?;
+    let Some((created_at, updated_at, values)) = row else {
+        return Ok(None);
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT chain, public_address FROM wallets WHERE user_uuid = ?1 ORDER BY rowid",
+    )?;
+    let wallets = stmt
+        .query_map([uuid], |row| Ok(Wallet { chain: row.get(0)?, public_address: row.get(1)? }))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(User {
+        uuid: uuid.to_owned(),
+        profile: Profile::from_values(values),
+        created_at: time::format_ms(created_at),
+        updated_at: time::format_ms(updated_at),
+        wallets,
+    }))
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs every test of depositkit: Rust (unit, property, integration, ABI), the header drift check,
+# the C programs (shared and static), the benches in test mode, and the pytest suite.
+# Installs what it needs by itself (the project-local .venv with maturin and pytest).
+# Exits non-zero when any step fails; each runner prints its own summary.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+
+failed=()
+step() {
+    local name=$1
+    shift
+    echo
+    echo "=== $name: $*"
+    local start=$SECONDS
+    if "$@"; then
+        echo "=== $name: ok ($((SECONDS - start)) s)"
+    else
+        echo "=== $name: FAILED ($((SECONDS - start)) s)"
+        failed+=("$name")
+    fi
+}
+
+pytest_step() {
+    .venv/bin/python -m pytest tests/python -q -p no:cacheprovider
+    local rc=$?
+    if [ "$rc" -eq 5 ]; then
+        echo "pytest collected no tests: that is a failure"
+        return 1
+    fi
+    return "$rc"
+}
+
+step fmt cargo fmt --all --check
+step python-env scripts/python-env.sh
+step cargo-test cargo test --workspace --exclude depositkit-python
+step clippy cargo clippy --workspace --all-targets -- -D warnings
+step c-tests scripts/test-c.sh
+step pytest pytest_step
+
+echo
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED steps: ${failed[*]}"
+    exit 1
+fi
+echo "all test steps passed"
