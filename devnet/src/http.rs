@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use crate::auth::{self, AuthFailure};
@@ -27,6 +27,8 @@ use crate::store::Store;
 pub const USER_RPC_PATH: &str = "/user-rpc";
 /// Realm of the `WWW-Authenticate` challenge.
 pub const REALM: &str = "depositkit-devnet";
+/// How much of an oversize body is read and dropped before answering 413.
+const MAX_DRAINED_BYTES: usize = 16 * 1024 * 1024;
 /// Largest body accepted by `/devnet/faults`.
 const MAX_FAULT_BODY_BYTES: usize = 64 * 1024;
 
@@ -144,28 +146,35 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// The whole body, or the 413 (or 400) response to send instead.
-async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> Result<Bytes, Response> {
+///
+/// An oversize body is still read (and dropped) up to [`MAX_DRAINED_BYTES`], so that a client
+/// that writes the whole body before reading gets the 413 rather than a broken pipe.
+async fn read_body(headers: &HeaderMap, mut body: Body, max: usize) -> Result<Bytes, Response> {
     let too_large = || {
-        let error = RpcError::invalid_request("request too large")
+        let error = RpcError::new(codes::INVALID_REQUEST, "request too large")
             .with_data(json!({ "maxBodyBytes": max }));
-        let mut error_response =
-            rpc_error_response(StatusCode::PAYLOAD_TOO_LARGE, &Value::Null, error);
-        // The rest of the body is not read: the connection cannot be reused.
-        error_response.headers_mut().insert("connection", HeaderValue::from_static("close"));
-        error_response
+        rpc_error_response(StatusCode::PAYLOAD_TOO_LARGE, &Value::Null, error)
     };
     let declared = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
+    if declared.is_some_and(|n| n > (max + MAX_DRAINED_BYTES) as u64) {
         return Err(too_large());
     }
-    match Limited::new(body, max).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<LengthLimitError>() => Err(too_large()),
-        Err(e) => {
+    let mut collected = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
             let error = RpcError::invalid_request(format!("cannot read the request body: {e}"));
-            Err(rpc_error_response(StatusCode::BAD_REQUEST, &Value::Null, error))
+            rpc_error_response(StatusCode::BAD_REQUEST, &Value::Null, error)
+        })?;
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        if seen <= max {
+            collected.extend_from_slice(&data);
+        } else if seen > max + MAX_DRAINED_BYTES {
+            break;
         }
     }
+    if seen > max { Err(too_large()) } else { Ok(Bytes::from(collected)) }
 }
 
 fn unauthorized(failure: AuthFailure, id: &Value) -> Response {

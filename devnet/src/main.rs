@@ -85,11 +85,13 @@ struct ServeArgs {
 enum ProjectCommand {
     /// Create a project; prints {"projectId", "serverKey"} (the key is shown only now).
     Create {
+        /// Display name of the project.
         #[arg(long)]
         name: String,
     },
     /// Replace a project's server key; prints {"projectId", "serverKey"}.
     RotateKey {
+        /// Project id.
         #[arg(long)]
         project: String,
     },
@@ -103,11 +105,13 @@ enum UserCommand {
 
 #[derive(Args)]
 struct UserAddArgs {
+    /// Project id the user belongs to.
     #[arg(long)]
     project: String,
     /// The user's uuid (a random v4 uuid when omitted).
     #[arg(long)]
     uuid: Option<String>,
+    /// E-mail (required); every other profile field is optional.
     #[arg(long)]
     email: String,
     #[arg(long)]
@@ -194,6 +198,7 @@ impl UserAddArgs {
 enum WalletCommand {
     /// Add a wallet to a user (EVM addresses are stored lower-cased).
     Add {
+        /// User uuid.
         #[arg(long)]
         user: String,
         #[arg(long, value_parser = parse_chain)]
@@ -207,6 +212,7 @@ enum WalletCommand {
 enum IdentityCommand {
     /// Link an identity to a user (getUserInfoByIdentity looks up provider "jwt").
     Add {
+        /// User uuid.
         #[arg(long)]
         user: String,
         #[arg(long, default_value = "jwt")]
@@ -220,6 +226,7 @@ enum IdentityCommand {
 enum SessionCommand {
     /// Create a session token for a user; prints the token (shown only now).
     Add {
+        /// User uuid.
         #[arg(long)]
         user: String,
         /// Lifetime in seconds; negative values create an already expired token.
@@ -235,8 +242,10 @@ enum SessionCommand {
 enum InteractionCommand {
     /// Record that an address interacted with a project (isProjectUser then answers true).
     Add {
+        /// Project id.
         #[arg(long)]
         project: String,
+        /// evm_chain or solana.
         #[arg(long, value_parser = parse_chain)]
         chain: ChainFamily,
         #[arg(long)]

@@ -186,9 +186,12 @@ fn handle_one(
 }
 
 /// The method names of a body, for the request log (never the params: they hold tokens).
+/// Names are cut to 64 characters and anything but printable ASCII becomes `?`, so a request
+/// cannot forge log lines.
 pub fn method_names(body: &Value) -> Vec<String> {
     let name = |v: &Value| {
-        v.get("method").and_then(Value::as_str).unwrap_or("?").chars().take(64).collect()
+        let raw = v.get("method").and_then(Value::as_str).unwrap_or("?");
+        raw.chars().take(64).map(|c| if c.is_ascii_graphic() { c } else { '?' }).collect()
     };
     match body {
         Value::Array(batch) => batch.iter().map(name).collect(),
@@ -253,6 +256,12 @@ mod tests {
             let text = reply["error"]["message"].as_str().unwrap();
             assert!(text.contains(message), "{text} lacks {message}");
         }
+    }
+
+    #[test]
+    fn logged_method_names_are_sanitized() {
+        let body = json!([{"method": "getUserInfo"}, {"method": "a\nforged line"}, {}]);
+        assert_eq!(method_names(&body), ["getUserInfo", "a?forged?line", "?"]);
     }
 
     #[test]

@@ -22,7 +22,9 @@ fn assert_unauthorized(reply: &Reply, id: serde_json::Value, reason: &str) {
 fn bad_credentials_get_401() {
     let f = Fixture::start();
     let url = f.devnet.user_rpc_url();
-    let body = json!({"jsonrpc": "2.0", "id": 42, "method": "isProjectUser", "params": ["solana", SOL_A]}).to_string();
+    let body =
+        json!({"jsonrpc": "2.0", "id": 42, "method": "isProjectUser", "params": ["solana", SOL_A]})
+            .to_string();
     let rejected = "unknown project id or wrong server key";
     let cases: Vec<(Option<String>, &str)> = vec![
         (Some(basic(&f.a.project_id, "sk_wrong")), rejected),
@@ -33,8 +35,14 @@ fn bad_credentials_get_401() {
         (Some(basic(&f.a.project_id, "")), rejected),
         (None, "missing Authorization header"),
         (Some(format!("Bearer {}", f.a.server_key)), "the Authorization scheme must be Basic"),
-        (Some("Basic %%%not-base64%%%".into()), "the Basic credentials are not base64 of project_id:server_key"),
-        (Some(format!("Basic {}", base64_of("no-colon-here"))), "the Basic credentials are not base64 of project_id:server_key"),
+        (
+            Some("Basic %%%not-base64%%%".into()),
+            "the Basic credentials are not base64 of project_id:server_key",
+        ),
+        (
+            Some(format!("Basic {}", base64_of("no-colon-here"))),
+            "the Basic credentials are not base64 of project_id:server_key",
+        ),
         (Some("Basic".into()), "the Basic credentials are not base64 of project_id:server_key"),
     ];
     for (auth, reason) in cases {
@@ -52,7 +60,13 @@ fn unauthorized_bodies_use_a_null_id_when_the_request_has_none() {
         let reply = post(&f.agent, &url, None, Some("application/json"), body);
         assert_unauthorized(&reply, serde_json::Value::Null, "missing Authorization header");
     }
-    let reply = post(&f.agent, &url, None, Some("application/json"), r#"{"jsonrpc":"2.0","id":"abc","method":"x"}"#);
+    let reply = post(
+        &f.agent,
+        &url,
+        None,
+        Some("application/json"),
+        r#"{"jsonrpc":"2.0","id":"abc","method":"x"}"#,
+    );
     assert_unauthorized(&reply, json!("abc"), "missing Authorization header");
 }
 
@@ -63,10 +77,23 @@ fn credentials_are_checked_for_every_method_and_a_rotated_key_stops_working() {
     let rotated = f.devnet.store().rotate_server_key(&f.a.project_id).unwrap();
     let url = f.devnet.user_rpc_url();
     for method in ["getUserInfo", "getUserInfoByIdentity", "isProjectUser"] {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": ["a", "b"]}).to_string();
-        let reply = post(&f.agent, &url, Some(&basic(&f.a.project_id, &old_key)), Some("application/json"), &body);
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": ["a", "b"]}).to_string();
+        let reply = post(
+            &f.agent,
+            &url,
+            Some(&basic(&f.a.project_id, &old_key)),
+            Some("application/json"),
+            &body,
+        );
         assert_eq!(reply.status, 401, "{method}");
-        let reply = post(&f.agent, &url, Some(&basic(&f.a.project_id, &rotated.server_key)), Some("application/json"), &body);
+        let reply = post(
+            &f.agent,
+            &url,
+            Some(&basic(&f.a.project_id, &rotated.server_key)),
+            Some("application/json"),
+            &body,
+        );
         assert_eq!(reply.status, 200, "{method}");
     }
 }

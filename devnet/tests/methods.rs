@@ -15,10 +15,34 @@ fn get_user_info_returns_the_user_record() {
     assert_eq!(response["id"], 1);
     let result = &response["result"];
     let expected_keys = [
-        "uuid", "phone", "email", "name", "avatar", "facebookId", "facebookEmail", "googleId", "googleEmail",
-        "appleId", "appleEmail", "twitterId", "twitterEmail", "telegramId", "telegramPhone", "discordId",
-        "discordEmail", "githubId", "githubEmail", "twitchId", "twitchEmail", "microsoftId", "microsoftEmail",
-        "linkedinId", "linkedinEmail", "createdAt", "updatedAt", "wallets",
+        "uuid",
+        "phone",
+        "email",
+        "name",
+        "avatar",
+        "facebookId",
+        "facebookEmail",
+        "googleId",
+        "googleEmail",
+        "appleId",
+        "appleEmail",
+        "twitterId",
+        "twitterEmail",
+        "telegramId",
+        "telegramPhone",
+        "discordId",
+        "discordEmail",
+        "githubId",
+        "githubEmail",
+        "twitchId",
+        "twitchEmail",
+        "microsoftId",
+        "microsoftEmail",
+        "linkedinId",
+        "linkedinEmail",
+        "createdAt",
+        "updatedAt",
+        "wallets",
     ];
     let mut keys: Vec<&str> = result.as_object().unwrap().keys().map(String::as_str).collect();
     let mut expected_keys = expected_keys.to_vec();
@@ -176,10 +200,22 @@ fn wrong_param_counts_and_types_are_invalid_params() {
         ("getUserInfo", json!([f.a.user, f.a.token, "x"]), "got 3"),
         ("getUserInfo", json!([f.a.user, 5]), "param 1 (token) must be a string, got a number"),
         ("getUserInfo", json!([null, f.a.token]), "param 0 (uuid) must be a string, got null"),
-        ("getUserInfo", json!(["not-a-uuid", f.a.token]), "param 0 (uuid) \"not-a-uuid\" is not a UUID"),
+        (
+            "getUserInfo",
+            json!(["not-a-uuid", f.a.token]),
+            "param 0 (uuid) \"not-a-uuid\" is not a UUID",
+        ),
         ("getUserInfoByIdentity", json!(["jwt"]), "expects 2 params [provider, uid]"),
-        ("getUserInfoByIdentity", json!([["jwt"], "u"]), "param 0 (provider) must be a string, got an array"),
-        ("isProjectUser", json!(["solana", SOL_A, SOL_A]), "expects 2 params [chain, address], got 3"),
+        (
+            "getUserInfoByIdentity",
+            json!([["jwt"], "u"]),
+            "param 0 (provider) must be a string, got an array",
+        ),
+        (
+            "isProjectUser",
+            json!(["solana", SOL_A, SOL_A]),
+            "expects 2 params [chain, address], got 3",
+        ),
         ("isProjectUser", json!([{"chain": "solana"}, SOL_A]), "got an object"),
     ];
     for (method, params, message) in cases {
@@ -199,5 +235,8 @@ fn unknown_method() {
     let response = f.call("getUserinfo", json!([]));
     let error = expect_error(&response, codes::METHOD_NOT_FOUND);
     assert_eq!(error["message"], "method \"getUserinfo\" not found");
-    assert_eq!(error["data"]["methods"], json!(["getUserInfo", "getUserInfoByIdentity", "isProjectUser"]));
+    assert_eq!(
+        error["data"]["methods"],
+        json!(["getUserInfo", "getUserInfoByIdentity", "isProjectUser"])
+    );
 }

@@ -27,8 +27,14 @@ fn invalid_requests() {
         (json!({"id": 2, "method": "isProjectUser", "params": []}), json!(2)),
         (json!({"jsonrpc": "2.0", "id": 3, "params": []}), json!(3)),
         (json!({"jsonrpc": "2.0", "id": 4, "method": 7}), json!(4)),
-        (json!({"jsonrpc": "2.0", "id": 5, "method": "isProjectUser", "params": {"chain": "solana"}}), json!(5)),
-        (json!({"jsonrpc": "2.0", "id": 6, "method": "isProjectUser", "params": "solana"}), json!(6)),
+        (
+            json!({"jsonrpc": "2.0", "id": 5, "method": "isProjectUser", "params": {"chain": "solana"}}),
+            json!(5),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 6, "method": "isProjectUser", "params": "solana"}),
+            json!(6),
+        ),
         (json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "isProjectUser"}), Value::Null),
         (json!({"jsonrpc": "2.0", "id": true, "method": "isProjectUser"}), Value::Null),
         (json!({"jsonrpc": "2.0", "id": 1.5, "method": "isProjectUser"}), Value::Null),
@@ -47,7 +53,14 @@ fn invalid_requests() {
 #[test]
 fn ids_are_echoed_exactly() {
     let f = Fixture::start();
-    for id in [json!(0), json!(-12), json!(9_007_199_254_740_993_u64), json!("req-1"), json!(""), Value::Null] {
+    for id in [
+        json!(0),
+        json!(-12),
+        json!(9_007_199_254_740_993_u64),
+        json!("req-1"),
+        json!(""),
+        Value::Null,
+    ] {
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "isProjectUser", "params": ["solana", SOL_A]});
         let response = f.post(&request.to_string()).json();
         assert_eq!(response, json!({"jsonrpc": "2.0", "id": id, "result": true}));
@@ -133,7 +146,8 @@ fn oversize_bodies_get_413() {
     assert_eq!(error["data"]["maxBodyBytes"], 1024);
 
     // Just under the limit is fine.
-    let small = json!({"jsonrpc": "2.0", "id": 1, "method": "isProjectUser", "params": ["solana", SOL_A]});
+    let small =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "isProjectUser", "params": ["solana", SOL_A]});
     assert_eq!(f.post(&small.to_string()).status, 200);
 }
 
@@ -155,7 +169,9 @@ fn wrong_http_method_and_content_type() {
     expect_error(&reply.json(), codes::INVALID_REQUEST);
 
     let auth = basic(&f.a.project_id, &f.a.server_key);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "isProjectUser", "params": ["solana", SOL_A]}).to_string();
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "isProjectUser", "params": ["solana", SOL_A]})
+            .to_string();
     for content_type in [Some("text/plain"), Some("application/x-www-form-urlencoded"), None] {
         let reply = post(&f.agent, &url, Some(&auth), content_type, &body);
         assert_eq!(reply.status, 415, "{content_type:?}");

@@ -89,9 +89,16 @@ impl Fixture {
 
     /// Calls `method` as the project of `seeded`; asserts HTTP 200.
     pub fn call_as(&self, seeded: &Seeded, method: &str, params: Value) -> Value {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
         let auth = basic(&seeded.project_id, &seeded.server_key);
-        let reply = post(&self.agent, &self.devnet.user_rpc_url(), Some(&auth), Some("application/json"), &body);
+        let reply = post(
+            &self.agent,
+            &self.devnet.user_rpc_url(),
+            Some(&auth),
+            Some("application/json"),
+            &body,
+        );
         assert_eq!(reply.status, 200, "{method}: {}", reply.body);
         reply.json()
     }
@@ -112,8 +119,16 @@ fn seed(devnet: &RunningDevnet, tag: &str, evm: &str, sol: &str) -> Seeded {
     let jwt_uid = format!("jwt-uid-{tag}");
     store.add_identity(&user, "jwt", &jwt_uid).unwrap();
     let token = store.add_session(&user, SystemTime::now() + Duration::from_secs(3600)).unwrap();
-    let expired_token = store.add_session(&user, SystemTime::now() - Duration::from_secs(1)).unwrap();
-    Seeded { project_id: project.project_id, server_key: project.server_key, user, token, expired_token, jwt_uid }
+    let expired_token =
+        store.add_session(&user, SystemTime::now() - Duration::from_secs(1)).unwrap();
+    Seeded {
+        project_id: project.project_id,
+        server_key: project.server_key,
+        user,
+        token,
+        expired_token,
+        jwt_uid,
+    }
 }
 
 /// An agent that hands back non-2xx responses instead of failing.
@@ -135,7 +150,8 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -151,7 +167,13 @@ fn reply(response: ureq::http::Response<ureq::Body>) -> Reply {
 }
 
 /// POSTs `body` with optional Authorization and Content-Type headers.
-pub fn post(agent: &ureq::Agent, url: &str, auth: Option<&str>, content_type: Option<&str>, body: &str) -> Reply {
+pub fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    auth: Option<&str>,
+    content_type: Option<&str>,
+    body: &str,
+) -> Reply {
     let mut request = agent.post(url);
     if let Some(auth) = auth {
         request = request.header("Authorization", auth);
