@@ -59,6 +59,26 @@
 // below 2^256).
 #define DEPOSITKIT_MAX_DECIMALS 77
 
+// JSON-RPC error code of the user-lookup service: missing or wrong project credentials (sent
+// with HTTP 401; the client reports `DEPOSITKIT_STATUS_AUTHENTICATION`).
+#define DEPOSITKIT_USER_RPC_UNAUTHORIZED -32001
+
+// JSON-RPC error code of the user-lookup service: no user with that uuid in the calling project
+// (`DEPOSITKIT_STATUS_NOT_FOUND`).
+#define DEPOSITKIT_USER_RPC_USER_NOT_FOUND -32010
+
+// JSON-RPC error code of the user-lookup service: the session token is wrong, expired, or not
+// the user's (`DEPOSITKIT_STATUS_AUTHENTICATION`).
+#define DEPOSITKIT_USER_RPC_INVALID_TOKEN -32011
+
+// JSON-RPC error code of the user-lookup service: an identity provider other than `jwt`
+// (`DEPOSITKIT_STATUS_RPC`; the client rejects such providers before sending anything).
+#define DEPOSITKIT_USER_RPC_UNSUPPORTED_PROVIDER -32012
+
+// JSON-RPC error code of the user-lookup service: no user with that identity in the calling
+// project (`DEPOSITKIT_STATUS_NOT_FOUND`).
+#define DEPOSITKIT_USER_RPC_IDENTITY_NOT_FOUND -32013
+
 // The result of every fallible depositkit function.
 //
 // `DEPOSITKIT_STATUS_OK` (0) is success; every other value is a failure, and the calling
@@ -220,6 +240,35 @@ typedef uint32_t depositkit_token_type;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A client of the user-lookup service, bound to one service URL and one project.
+//
+// Opaque: created by `depositkit_user_rpc_client_new`, used through a
+// `const depositkit_user_rpc_client *`, released by `depositkit_user_rpc_client_free`.
+// Thread-safe: one client may be used by any number of threads at once (calls share its pool
+// of keep-alive connections), and freed on any thread once no call is using it.
+typedef struct depositkit_user_rpc_client depositkit_user_rpc_client;
+
+// How a user-lookup client talks to the service. Initialize it with
+// `depositkit_user_rpc_options_init` (which writes the defaults), then change the fields you
+// need: fields may be added at the end in later versions, and the init function sets them too.
+//
+// The backoff between retries doubles from `initial_backoff_ms` and a random part of it is
+// waited ("full jitter"), at most 5 s; a server's `Retry-After` is honoured up to 30 s.
+typedef struct {
+  // Deadline of one HTTP attempt, from connecting to the last byte of the response, in
+  // milliseconds. Must be greater than zero. Default 10000.
+  uint64_t timeout_ms;
+  // Retries after the first attempt of a request answered with HTTP 429 or 5xx, refused or
+  // reset, or timed out (0 disables retrying). Default 3.
+  uint32_t max_retries;
+  // The first backoff between two attempts, in milliseconds. Default 100.
+  uint64_t initial_backoff_ms;
+  // The `User-Agent` header: printable ASCII, borrowed only during
+  // `depositkit_user_rpc_client_new` (which copies it). NULL, the default, means
+  // `depositkit/<version>`.
+  const char *user_agent;
+} depositkit_user_rpc_options;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -259,6 +308,36 @@ const char *depositkit_version(void);
 // `buf` must be NULL or point to `len` writable bytes; `out_n` must be NULL or point to a
 // writable `size_t`.
 depositkit_status depositkit_last_error_message(char *buf, size_t len, size_t *out_n);
+
+// The JSON-RPC error object behind the calling thread's last error, when a service answered
+// the failed call with one: for example `-32011` (`DEPOSITKIT_USER_RPC_INVALID_TOKEN`) when the
+// user-lookup service rejected a session token, or `-32010`
+// (`DEPOSITKIT_USER_RPC_USER_NOT_FOUND`) for an unknown user.
+//
+// When the most recent failed call on this thread carried such an object, writes its `code` to
+// `*out_code` and, when `out_data_json` is not NULL, its `data` member to `*out_data_json` as a
+// new JSON string owned by the caller (free it with `depositkit_string_free`), or NULL when
+// the object had no `data`; then returns `DEPOSITKIT_STATUS_OK`. The object's `message` is
+// already part of the last-error message (`depositkit_last_error_message`).
+//
+// Returns:
+// - `DEPOSITKIT_STATUS_OK` as above;
+// - `DEPOSITKIT_STATUS_NOT_FOUND` when the last error carried no JSON-RPC error object: the
+//   most recent status-returning call on this thread succeeded, or failed for another reason
+//   (bad arguments, rejected credentials answered with HTTP 401, a network failure, a
+//   timeout...); nothing is written;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `out_code` is NULL; nothing is written.
+//
+// Like `depositkit_last_error_message`, this function never changes the last error (neither
+// its message nor its JSON-RPC error object), not even when it fails: it may be called any
+// number of times after the failure, in any order with `depositkit_last_error_message`.
+// Per thread, like the last-error message. The data is what the service sent; depositkit adds
+// nothing to it (so never the server key or the session token).
+//
+// # Safety
+// `out_code` must be NULL or point to a writable `int64_t`; `out_data_json` must be NULL or
+// point to a writable `char *`.
+depositkit_status depositkit_last_error_rpc(int64_t *out_code, char **out_data_json);
 
 // The name of a status as a static NUL-terminated string, e.g.
 // `"DEPOSITKIT_STATUS_CONFIGURATION"` for `DEPOSITKIT_STATUS_CONFIGURATION`.
@@ -492,6 +571,171 @@ bool depositkit_is_valid_solana_address(const char *address);
 // # Safety
 // `address` must be NULL or a NUL-terminated string.
 depositkit_status depositkit_validate_address_for_chain(const char *address, uint64_t chain_id);
+
+// Writes the default options to `*out`: `timeout_ms` 10000, `max_retries` 3,
+// `initial_backoff_ms` 100, `user_agent` NULL (the default `depositkit/<version>`). Every field
+// is written, so `out` may point to uninitialized memory.
+//
+// NULL is accepted and ignored. Never fails and does not change the last error. Thread-safe.
+//
+// # Safety
+// `out` must be NULL or point to a writable `depositkit_user_rpc_options`.
+void depositkit_user_rpc_options_init(depositkit_user_rpc_options *out);
+
+// Creates a client of the user-lookup service at `base_url` (for example
+// `"http://127.0.0.1:7420/user-rpc"`) for the project `project_id`, authenticating every
+// request with HTTP Basic auth as `project_id:server_key`. `options` may be NULL for the
+// defaults (see `depositkit_user_rpc_options_init`).
+//
+// Nothing is sent: the arguments are checked and copied (none is borrowed after the call),
+// and the first request opens the first connection.
+//
+// On success `*out_client` is a new handle owned by the caller: release it with
+// `depositkit_user_rpc_client_free`. On failure `*out_client` is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when `base_url` is not
+// `http://` or `https://` with a host, or carries credentials (`user:pass@`), when
+// `project_id` or `server_key` is empty, `project_id` holds a `:` or a control character or
+// `server_key` a control character, when `options->timeout_ms` is 0, or when
+// `options->user_agent` is not printable ASCII; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when
+// `base_url`, `project_id`, `server_key` or `out_client` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8` when a string is not UTF-8. Messages name the parameter and
+// quote the bad URL or project id, but never contain the server key (nor a URL's credentials).
+//
+// Thread-safe; does not block.
+//
+// # Safety
+// `base_url`, `project_id` and `server_key` must be NULL or NUL-terminated strings; `options`
+// must be NULL or point to a readable `depositkit_user_rpc_options` whose `user_agent` is NULL
+// or a NUL-terminated string; `out_client` must be NULL or point to a writable
+// `const depositkit_user_rpc_client *`.
+depositkit_status depositkit_user_rpc_client_new(const char *base_url,
+                                                 const char *project_id,
+                                                 const char *server_key,
+                                                 const depositkit_user_rpc_options *options,
+                                                 const depositkit_user_rpc_client **out_client);
+
+// Releases a client created by `depositkit_user_rpc_client_new`, closing its idle
+// connections.
+//
+// NULL is accepted and ignored. May be called on any thread, once, after every call using
+// the client has returned. Does not change the last error.
+//
+// # Safety
+// `client` must be NULL or a handle from `depositkit_user_rpc_client_new` that has not been
+// freed yet and that no other thread is using; after this call it must not be used again.
+void depositkit_user_rpc_client_free(const depositkit_user_rpc_client *client);
+
+// `getUserInfo`: the profile record of the user `uuid` (canonical 8-4-4-4-12 hex form), proven
+// by the user's session `token`.
+//
+// On success `*out_user_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the User record as a JSON object in the service's wire form,
+// camelCase keys with every field present (`null` when empty): `uuid`, `email`, `phone`,
+// `name`, `avatar`, the `<provider>Id` / `<provider>Email` pairs (`telegramPhone` for
+// telegram), `createdAt` and `updatedAt` (ISO 8601 UTC with milliseconds, as sent) and
+// `wallets` (an array of `{"chain", "publicAddress"}`). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_CONFIGURATION` for a malformed `uuid` (the message quotes it) or an
+//   empty `token`, found before any network call;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `uuid`, `token` or `out_user_json` is
+//   NULL; `DEPOSITKIT_STATUS_INVALID_UTF8` when `uuid` or `token` is not UTF-8 (both before
+//   any network call; the message names the parameter);
+// - `DEPOSITKIT_STATUS_AUTHENTICATION` when the service rejected the project credentials
+//   (HTTP 401/403) or the session token (wrong, expired or another user's: JSON-RPC error
+//   `DEPOSITKIT_USER_RPC_INVALID_TOKEN`);
+// - `DEPOSITKIT_STATUS_NOT_FOUND` when the project has no such user
+//   (`DEPOSITKIT_USER_RPC_USER_NOT_FOUND`);
+// - `DEPOSITKIT_STATUS_TIMEOUT` when the last attempt timed out;
+// - `DEPOSITKIT_STATUS_NETWORK` when the last attempt was refused or reset, or the service
+//   answered HTTP 429 or 5xx to every attempt;
+// - `DEPOSITKIT_STATUS_PROTOCOL` when the response is not valid JSON-RPC 2.0 for this request
+//   or the record lacks a required field;
+// - `DEPOSITKIT_STATUS_RPC` for any other JSON-RPC error object.
+//
+// When the service answered with a JSON-RPC error object, `depositkit_last_error_rpc` gives its
+// code and data. Messages never contain the server key or the session token.
+//
+// Blocks the calling thread while it talks to the service: up to (`max_retries` + 1) x
+// `timeout_ms`, plus the waits between attempts (see `depositkit_user_rpc_options`).
+// Thread-safe: any number of threads may call it on the same client at once.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_user_rpc_client_new`; `uuid` and
+// `token` must be NULL or NUL-terminated strings; `out_user_json` must be NULL or point to a
+// writable `char *`.
+depositkit_status depositkit_user_rpc_client_get_user_info(const depositkit_user_rpc_client *client,
+                                                           const char *uuid,
+                                                           const char *token,
+                                                           char **out_user_json);
+
+// `getUserInfoByIdentity`: the profile record of the user whose identity at `provider` is
+// `uid`. Only the provider `"jwt"` exists.
+//
+// On success `*out_user_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the User record as JSON, exactly as
+// `depositkit_user_rpc_client_get_user_info` gives it. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_CONFIGURATION` for a provider other than `"jwt"` (the message quotes
+//   it) or an empty `uid`, found before any network call;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `provider`, `uid` or `out_user_json` is
+//   NULL; `DEPOSITKIT_STATUS_INVALID_UTF8` when `provider` or `uid` is not UTF-8;
+// - `DEPOSITKIT_STATUS_AUTHENTICATION` when the service rejected the project credentials;
+// - `DEPOSITKIT_STATUS_NOT_FOUND` when no user of the project has that identity
+//   (`DEPOSITKIT_USER_RPC_IDENTITY_NOT_FOUND`);
+// - `DEPOSITKIT_STATUS_TIMEOUT`, `DEPOSITKIT_STATUS_NETWORK`, `DEPOSITKIT_STATUS_PROTOCOL` and
+//   `DEPOSITKIT_STATUS_RPC` as for `depositkit_user_rpc_client_get_user_info`.
+//
+// When the service answered with a JSON-RPC error object, `depositkit_last_error_rpc` gives its
+// code and data. Messages never contain the server key.
+//
+// Blocks the calling thread while it talks to the service: up to (`max_retries` + 1) x
+// `timeout_ms`, plus the waits between attempts (see `depositkit_user_rpc_options`).
+// Thread-safe: any number of threads may call it on the same client at once.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_user_rpc_client_new`; `provider` and
+// `uid` must be NULL or NUL-terminated strings; `out_user_json` must be NULL or point to a
+// writable `char *`.
+depositkit_status depositkit_user_rpc_client_get_user_info_by_identity(const depositkit_user_rpc_client *client,
+                                                                       const char *provider,
+                                                                       const char *uid,
+                                                                       char **out_user_json);
+
+// `isProjectUser`: whether `address` on the chain family `chain` (`"evm_chain"` or
+// `"solana"`) belongs to, or has interacted with, the client's project.
+//
+// On success `*out_is_member` is written (true or false); on failure it is not.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_CONFIGURATION` for another chain family, or an address that is invalid
+//   for it (an EVM address must be `0x` and 40 hex digits, with a matching EIP-55 checksum
+//   when mixed-case; a Solana address base58 of 32 bytes); the message quotes the value and
+//   says why. Found before any network call;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `chain`, `address` or `out_is_member` is
+//   NULL; `DEPOSITKIT_STATUS_INVALID_UTF8` when `chain` or `address` is not UTF-8;
+// - `DEPOSITKIT_STATUS_AUTHENTICATION` when the service rejected the project credentials;
+// - `DEPOSITKIT_STATUS_TIMEOUT`, `DEPOSITKIT_STATUS_NETWORK`, `DEPOSITKIT_STATUS_PROTOCOL`
+//   (also when the result is not a boolean) and `DEPOSITKIT_STATUS_RPC` as for
+//   `depositkit_user_rpc_client_get_user_info`.
+//
+// When the service answered with a JSON-RPC error object, `depositkit_last_error_rpc` gives its
+// code and data. Messages never contain the server key.
+//
+// Blocks the calling thread while it talks to the service: up to (`max_retries` + 1) x
+// `timeout_ms`, plus the waits between attempts (see `depositkit_user_rpc_options`).
+// Thread-safe: any number of threads may call it on the same client at once.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_user_rpc_client_new`; `chain` and
+// `address` must be NULL or NUL-terminated strings; `out_is_member` must be NULL or point to a
+// writable `bool`.
+depositkit_status depositkit_user_rpc_client_is_project_user(const depositkit_user_rpc_client *client,
+                                                             const char *chain,
+                                                             const char *address,
+                                                             bool *out_is_member);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -2,7 +2,7 @@
 # Creates (or refreshes) the project-local Python environment and builds depositkit into it.
 #
 #   scripts/python-env.sh            # debug build of depositkit._native (tests, development)
-#   scripts/python-env.sh --release  # optimized build (benches/compare_python.py)
+#   scripts/python-env.sh --release  # optimized build (benches/compare_python.py, compare_user_rpc.py)
 #
 # Idempotent: the venv at <repo>/.venv is created only when missing; pip and maturin skip what is
 # already up to date. A fresh machine needs nothing but python3 (with venv) and cargo: everything
@@ -24,13 +24,16 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 
-# Build tool, test runner, and the peers of benches/compare_python.py.
+# Build tool, test runner, the peers of benches/compare_python.py, and the HTTP clients
+# benches/compare_user_rpc.py times depositkit.UserRpcClient against.
 "$VENV/bin/pip" install -q \
     'maturin>=1.9,<2' \
     'pytest>=8,<10' \
     'eth-utils>=5,<6' \
     'eth-hash[pycryptodome]>=0.7,<1' \
-    'base58>=2.1,<3'
+    'base58>=2.1,<3' \
+    'requests>=2.31,<3' \
+    'httpx>=0.27,<1'
 
 cd "$ROOT/python"
 VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop "${profile[@]}"

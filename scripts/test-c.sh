@@ -4,6 +4,11 @@
 # it twice: linked against libdepositkit.so (rpath) and statically against libdepositkit.a.
 # Also compiles the header as C++ (cpp_compat) when a C++ compiler is present.
 #
+# The user-lookup test (test_user_rpc.c) needs a server: the script builds depositkit-devnet,
+# runs `depositkit-devnet serve --demo` on a free loopback port with a temporary database, and
+# passes its URL and demo credentials to every test as DEPOSITKIT_TEST_* environment variables
+# (see tests/c/test_user_rpc.c). The server is stopped with SIGTERM at the end and must exit 0.
+#
 #   scripts/test-c.sh              build, check the header, run the C tests
 #   scripts/test-c.sh --valgrind   ... and run each test binary under valgrind as well
 #   scripts/test-c.sh --sanitize   ... and run each test built with ASan + UBSan as well
@@ -28,18 +33,76 @@ for arg in "$@"; do
   case "$arg" in
     --valgrind) valgrind=1 ;;
     --sanitize) sanitize=1 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--valgrind] [--sanitize]" >&2; exit 2 ;;
   esac
 done
 
 cd "$root"
-echo "test-c: cargo build -p depositkit-ffi"
-cargo build -p depositkit-ffi
+echo "test-c: cargo build -p depositkit-ffi -p depositkit-devnet"
+cargo build -p depositkit-ffi -p depositkit-devnet
 scripts/gen-header.sh --check
 
 mkdir -p "$build"
 failures=0
+
+# --- the devnet server -------------------------------------------------------------------------
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/depositkit-test-c.XXXXXX")"
+devnet_pid=""
+cleanup() {
+  if [[ -n $devnet_pid ]]; then
+    kill -TERM "$devnet_pid" 2>/dev/null || true
+    wait "$devnet_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+echo "test-c: start depositkit-devnet serve --demo"
+"$target_dir/debug/depositkit-devnet" serve --db "$tmp/devnet.sqlite" --listen 127.0.0.1:0 \
+  --demo --enable-fault-injection >"$tmp/devnet.out" 2>"$tmp/devnet.err" &
+devnet_pid=$!
+
+# The server prints one JSON line with the demo credentials, then
+# "depositkit-devnet listening on http://127.0.0.1:PORT". Wait up to 30 s for the second.
+base=""
+for _ in $(seq 300); do
+  base="$(sed -n 's|^depositkit-devnet listening on \(http://[^ ]*\)$|\1|p' "$tmp/devnet.out")"
+  [[ -n $base ]] && break
+  if ! kill -0 "$devnet_pid" 2>/dev/null; then
+    break
+  fi
+  sleep 0.1
+done
+if [[ -z $base ]]; then
+  echo "test-c: depositkit-devnet did not start; its output:" >&2
+  cat "$tmp/devnet.out" "$tmp/devnet.err" >&2
+  exit 1
+fi
+credentials="$(head -n 1 "$tmp/devnet.out")"
+
+# A string field of the credentials line (the values are plain: ids, base58, base64url, hex).
+field() {
+  local value
+  value="$(sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" <<<"$credentials")"
+  if [[ -z $value ]]; then
+    echo "test-c: the devnet credentials line has no \"$1\"" >&2
+    exit 1
+  fi
+  printf '%s' "$value"
+}
+DEPOSITKIT_TEST_USER_RPC_URL="$base/user-rpc"
+DEPOSITKIT_TEST_PROJECT_ID="$(field projectId)"
+DEPOSITKIT_TEST_SERVER_KEY="$(field serverKey)"
+DEPOSITKIT_TEST_USER_UUID="$(field userUuid)"
+DEPOSITKIT_TEST_USER_TOKEN="$(field userToken)"
+DEPOSITKIT_TEST_JWT_UID="$(field jwtUid)"
+DEPOSITKIT_TEST_EVM_ADDRESS="$(field evmAddress)"
+DEPOSITKIT_TEST_SOLANA_ADDRESS="$(field solanaAddress)"
+export DEPOSITKIT_TEST_USER_RPC_URL DEPOSITKIT_TEST_PROJECT_ID DEPOSITKIT_TEST_SERVER_KEY \
+  DEPOSITKIT_TEST_USER_UUID DEPOSITKIT_TEST_USER_TOKEN DEPOSITKIT_TEST_JWT_UID \
+  DEPOSITKIT_TEST_EVM_ADDRESS DEPOSITKIT_TEST_SOLANA_ADDRESS
+echo "test-c: depositkit-devnet serving $DEPOSITKIT_TEST_USER_RPC_URL"
 
 run() { # label, command...
   local label="$1"
@@ -88,6 +151,17 @@ for src in "${sources[@]}"; do
       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/$name-asan"
   fi
 done
+
+echo "test-c: stop depositkit-devnet (SIGTERM)"
+kill -TERM "$devnet_pid"
+devnet_status=0
+wait "$devnet_pid" || devnet_status=$?
+devnet_pid=""
+if [[ $devnet_status -ne 0 ]]; then
+  echo "test-c: FAILED: depositkit-devnet exited with status $devnet_status; its stderr:" >&2
+  cat "$tmp/devnet.err" >&2
+  failures=$((failures + 1))
+fi
 
 if [[ $failures -ne 0 ]]; then
   echo "test-c: $failures run(s) failed" >&2

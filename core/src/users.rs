@@ -14,8 +14,20 @@ use crate::error::{Error, ErrorKind, Result, RpcErrorObject};
 use crate::http::{JsonPoster, Reply, RetryPolicy};
 use crate::validate::{evm_address_problem, quote, solana_address_problem};
 
-/// Application error codes of the user-lookup service (documented in `docs/user-rpc.md`).
+/// Error codes of the user-lookup service: JSON-RPC 2.0's own and the service's application
+/// codes (documented in `docs/user-rpc.md`; the devnet server uses the same constants).
 pub mod codes {
+    /// The body is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Not a valid JSON-RPC 2.0 request (also: empty batch, body too large, wrong HTTP method or
+    /// content type).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Wrong number or type of params, or a malformed value.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The server failed.
+    pub const INTERNAL_ERROR: i64 = -32603;
     /// Missing or wrong project credentials (sent with HTTP 401).
     pub const UNAUTHORIZED: i64 = -32001;
     /// No user with that uuid in the calling project.

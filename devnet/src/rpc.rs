@@ -4,29 +4,11 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-/// Error codes: the JSON-RPC 2.0 ones and the service's own (documented in `docs/user-rpc.md`).
+/// Error codes: the JSON-RPC 2.0 ones and the service's own, shared with the client in
+/// `depositkit-core` so the two sides cannot disagree (documented in `docs/user-rpc.md`).
 pub mod codes {
-    /// The body is not JSON.
-    pub const PARSE_ERROR: i64 = -32700;
-    /// Not a valid JSON-RPC 2.0 request (also: empty batch, body too large, wrong HTTP method or
-    /// content type).
-    pub const INVALID_REQUEST: i64 = -32600;
-    /// No such method.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// Wrong number or type of params, or a malformed value.
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// The server failed.
-    pub const INTERNAL_ERROR: i64 = -32603;
-    /// Missing or wrong project credentials (HTTP 401).
-    pub const UNAUTHORIZED: i64 = -32001;
-    /// No such user in the calling project.
-    pub const USER_NOT_FOUND: i64 = -32010;
-    /// The session token is unknown, another user's, or expired.
-    pub const INVALID_TOKEN: i64 = -32011;
-    /// `getUserInfoByIdentity` with a provider other than `jwt`.
-    pub const UNSUPPORTED_PROVIDER: i64 = -32012;
-    /// No user of the calling project has that identity.
-    pub const IDENTITY_NOT_FOUND: i64 = -32013;
+    pub use depositkit_core::users::codes::*;
+
     /// An error status injected through `/devnet/faults`.
     pub const INJECTED_FAULT: i64 = -32050;
 }

@@ -14,9 +14,11 @@
 //! on success. `value` never touches the last error except to record a caught panic.
 //!
 //! Bodies are wrapped in `AssertUnwindSafe`: after a panic no state of the library is left
-//! half-updated, because a body only reads its arguments, calls the pure core, and writes its
-//! outputs last; the only state that outlives a call is the thread-local last error, which the
-//! boundary itself overwrites.
+//! half-updated, because a body only reads its arguments, calls the core, and writes its
+//! outputs last. The state that outlives a call is the thread-local last error, which the
+//! boundary itself overwrites, and a handle's core object (the user-lookup client), which
+//! keeps only a connection pool and a request counter that stay consistent when a call
+//! unwinds.
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
@@ -172,7 +174,8 @@ mod tests {
     #[test]
     fn core_errors_keep_their_json_rpc_error_object() {
         use crate::status::with_last_error_rpc;
-        let object = RpcErrorObject { code: -32010, message: "user x not found".into(), data: None };
+        let object =
+            RpcErrorObject { code: -32010, message: "user x not found".into(), data: None };
         let err = depositkit_core::Error::rpc(
             depositkit_core::ErrorKind::NotFound,
             "getUserInfo",

@@ -20,7 +20,8 @@
 //!   value in a Rust enum is undefined behaviour): tokens arrive as `uint32_t` and statuses as
 //!   `uint32_t`, and are checked.
 //! - Strings handed out are freed only by [`strings::depositkit_string_free`]; static strings
-//!   (`const char *`) are never freed.
+//!   (`const char *`) are never freed. Handles (`user_rpc::depositkit_user_rpc_client`) are
+//!   freed only by their own `_free` function, which accepts NULL.
 //!
 //! The crate needs `panic = "unwind"` (the default) for the boundary to catch panics.
 
@@ -37,6 +38,8 @@ pub mod tokens;
 pub mod units;
 
 pub mod address;
+
+pub mod user_rpc;
 
 mod boundary;
 

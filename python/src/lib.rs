@@ -7,13 +7,16 @@
 //!   of `depositkit.exceptions`;
 //! - [`conversions`]: turning Python arguments into core types (ints of any size, tokens,
 //!   chain ids, strings) and core values into Python objects;
-//! - [`validation`]: the chain, token, address and unit functions of spec §4.
+//! - [`validation`]: the chain, token, address and unit functions of spec §4;
+//! - [`user_rpc`]: `UserRpcClient`, `User` and `Wallet`, the user-lookup service client, whose
+//!   network calls release the GIL and stay interruptible by Ctrl-C.
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 mod conversions;
 mod errors;
+mod user_rpc;
 mod validation;
 
 #[pymodule]
@@ -32,5 +35,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::_error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_error, m)?)?;
     validation::register(m)?;
+    user_rpc::register(m)?;
     Ok(())
 }
