@@ -1,5 +1,5 @@
-// depositkit: the C interface of depositkit-core's validation layer (chains, tokens, units and
-// address checks).
+// depositkit: the C interface of depositkit-core: the validation layer (chains, tokens, units
+// and address checks) and the user-lookup client (depositkit_user_rpc_client).
 //
 // Link against libdepositkit.so (or libdepositkit.a with -lpthread -ldl -lm) and include only
 // this header. It compiles as C11 and as C++.
@@ -59,8 +59,9 @@
 // below 2^256).
 #define DEPOSITKIT_MAX_DECIMALS 77
 
-// JSON-RPC error code of the user-lookup service: missing or wrong project credentials (sent
-// with HTTP 401; the client reports `DEPOSITKIT_STATUS_AUTHENTICATION`).
+// JSON-RPC error code of the user-lookup service: missing or wrong project credentials. It
+// comes with HTTP 401, which the client reports as `DEPOSITKIT_STATUS_AUTHENTICATION` from the
+// HTTP status alone (`depositkit_last_error_rpc` then gives `DEPOSITKIT_STATUS_NOT_FOUND`).
 #define DEPOSITKIT_USER_RPC_UNAUTHORIZED -32001
 
 // JSON-RPC error code of the user-lookup service: no user with that uuid in the calling project
@@ -596,7 +597,7 @@ void depositkit_user_rpc_options_init(depositkit_user_rpc_options *out);
 // Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when `base_url` is not
 // `http://` or `https://` with a host, or carries credentials (`user:pass@`), when
 // `project_id` or `server_key` is empty, `project_id` holds a `:` or a control character or
-// `server_key` a control character, when `options->timeout_ms` is 0, or when
+// `server_key` a control character, when `options->timeout_ms` is 0 or above 86400000 (a day), or when
 // `options->user_agent` is not printable ASCII; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when
 // `base_url`, `project_id`, `server_key` or `out_client` is NULL;
 // `DEPOSITKIT_STATUS_INVALID_UTF8` when a string is not UTF-8. Messages name the parameter and

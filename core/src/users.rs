@@ -152,6 +152,10 @@ fn parse_timestamp(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))
 }
 
+/// The longest per-attempt timeout accepted; larger values are almost certainly unit mistakes
+/// and would overflow timer arithmetic on some platforms.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// How a [`UserRpcClient`] talks to the service.
 #[derive(Debug, Clone)]
 pub struct UserRpcClientOptions {
@@ -252,8 +256,11 @@ impl UserRpcClient {
         if server_key.chars().any(char::is_control) {
             return Err(Error::configuration("project server key contains control characters"));
         }
-        if options.timeout.is_zero() {
-            return Err(Error::configuration("timeout must be greater than zero"));
+        if options.timeout.is_zero() || options.timeout > MAX_TIMEOUT {
+            return Err(Error::configuration(format!(
+                "timeout {:?} is out of range: expected more than zero and at most {MAX_TIMEOUT:?}",
+                options.timeout
+            )));
         }
         let credentials =
             base64::engine::general_purpose::STANDARD.encode(format!("{project_id}:{server_key}"));

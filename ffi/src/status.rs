@@ -1,4 +1,5 @@
-//! `depositkit_status`, the per-thread last-error message, and the functions that read them.
+//! `depositkit_status`, the per-thread last error (a message, and the JSON-RPC error object when
+//! a service sent one), and the functions that read them.
 //!
 //! Every status except `OK` is either the code of a core [`ErrorKind`] (the one table of codes
 //! lives in `depositkit-core`'s `ErrorKind::code`; the test below keeps this enum equal to it) or

@@ -1,0 +1,321 @@
+/*
+ * The user-lookup client through the C ABI, using only include/depositkit.h, against a real
+ * depositkit-devnet server.
+ *
+ * scripts/test-c.sh starts `depositkit-devnet serve --demo` and passes the server and the demo
+ * credentials in the environment:
+ *   DEPOSITKIT_TEST_USER_RPC_URL     http://127.0.0.1:PORT/user-rpc
+ *   DEPOSITKIT_TEST_PROJECT_ID       DEPOSITKIT_TEST_SERVER_KEY
+ *   DEPOSITKIT_TEST_USER_UUID        DEPOSITKIT_TEST_USER_TOKEN
+ *   DEPOSITKIT_TEST_JWT_UID          DEPOSITKIT_TEST_EVM_ADDRESS
+ *   DEPOSITKIT_TEST_SOLANA_ADDRESS
+ * It uses no fault injection (retries, timeouts and 429s are covered by ffi/tests/user_rpc.rs).
+ *
+ * Built with gcc -std=c11 -Wall -Wextra -Wpedantic -Werror and linked twice by
+ * scripts/test-c.sh: against libdepositkit.so and statically against libdepositkit.a.
+ * Prints "N passed, M failed" and exits non-zero on any failure.
+ */
+#include "depositkit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed = 0;
+static int failed = 0;
+
+static void check(int ok, const char *what, int line) {
+    if (ok) {
+        passed++;
+    } else {
+        failed++;
+        fprintf(stderr, "FAIL line %d: %s\n", line, what);
+    }
+}
+
+#define CHECK(cond) check((cond) ? 1 : 0, #cond, __LINE__)
+
+/* The settings from the environment. */
+static const char *url;
+static const char *project_id;
+static const char *server_key;
+static const char *user_uuid;
+static const char *user_token;
+static const char *jwt_uid;
+static const char *evm_address;
+static const char *solana_address;
+
+static const char *require_env(const char *name) {
+    const char *value = getenv(name);
+    if (value == NULL || value[0] == '\0') {
+        fprintf(stderr,
+                "test_user_rpc: %s is not set; run this test through scripts/test-c.sh, which "
+                "starts depositkit-devnet and sets it\n",
+                name);
+        exit(2);
+    }
+    return value;
+}
+
+/* This thread's last-error message, sized with a first call then copied. Caller frees. */
+static char *last_error(void) {
+    size_t n = 0;
+    depositkit_status st = depositkit_last_error_message(NULL, 0, &n);
+    CHECK(st == DEPOSITKIT_STATUS_OK || st == DEPOSITKIT_STATUS_BUFFER_TOO_SMALL);
+    char *buf = malloc(n + 1);
+    if (buf == NULL) {
+        abort();
+    }
+    size_t n2 = 0;
+    CHECK(depositkit_last_error_message(buf, n + 1, &n2) == DEPOSITKIT_STATUS_OK);
+    CHECK(n2 == n && strlen(buf) == n);
+    return buf;
+}
+
+static int last_error_contains(const char *needle) {
+    char *msg = last_error();
+    int found = strstr(msg, needle) != NULL;
+    if (!found) {
+        fprintf(stderr, "  last error \"%s\" lacks \"%s\"\n", msg, needle);
+    }
+    free(msg);
+    return found;
+}
+
+/* For secrets: says only that the message holds one, never prints it. */
+static int last_error_lacks(const char *secret) {
+    char *msg = last_error();
+    int absent = strstr(msg, secret) == NULL;
+    if (!absent) {
+        fprintf(stderr, "  the last error contains a secret it must not show\n");
+    }
+    free(msg);
+    return absent;
+}
+
+static int last_error_is_empty(void) {
+    char *msg = last_error();
+    int empty = msg[0] == '\0';
+    if (!empty) {
+        fprintf(stderr, "  last error \"%s\", expected none\n", msg);
+    }
+    free(msg);
+    return empty;
+}
+
+/* The JSON-RPC error code of the last error, or 0 when it carried none (NOT_FOUND). */
+static int64_t last_error_rpc_code(void) {
+    int64_t code = 42;
+    char *data = NULL;
+    depositkit_status st = depositkit_last_error_rpc(&code, &data);
+    if (st == DEPOSITKIT_STATUS_NOT_FOUND) {
+        CHECK(code == 42 && data == NULL); /* nothing written */
+        return 0;
+    }
+    CHECK(st == DEPOSITKIT_STATUS_OK);
+    depositkit_string_free(data);
+    return code;
+}
+
+/* Checks that a string depositkit handed out contains needle; does not free it. */
+static int json_contains(const char *json, const char *needle) {
+    int found = json != NULL && strstr(json, needle) != NULL;
+    if (!found) {
+        fprintf(stderr, "  \"%s\" lacks \"%s\"\n", json ? json : "(null)", needle);
+    }
+    return found;
+}
+
+static const depositkit_user_rpc_client *new_client(const char *key) {
+    depositkit_user_rpc_options options;
+    depositkit_user_rpc_options_init(&options);
+    options.timeout_ms = 5000;
+    options.initial_backoff_ms = 10;
+    options.user_agent = "depositkit-c-test/1.0";
+    const depositkit_user_rpc_client *client = NULL;
+    depositkit_status st = depositkit_user_rpc_client_new(url, project_id, key, &options, &client);
+    CHECK(st == DEPOSITKIT_STATUS_OK);
+    CHECK(client != NULL);
+    return client;
+}
+
+static void test_options(void) {
+    depositkit_user_rpc_options options;
+    memset(&options, 0xab, sizeof options);
+    depositkit_user_rpc_options_init(&options);
+    CHECK(options.timeout_ms == 10000);
+    CHECK(options.max_retries == 3);
+    CHECK(options.initial_backoff_ms == 100);
+    CHECK(options.user_agent == NULL);
+    depositkit_user_rpc_options_init(NULL); /* accepted, ignored */
+
+    /* NULL options: the defaults. */
+    const depositkit_user_rpc_client *client = NULL;
+    CHECK(depositkit_user_rpc_client_new(url, project_id, server_key, NULL, &client) ==
+          DEPOSITKIT_STATUS_OK);
+    CHECK(client != NULL);
+    depositkit_user_rpc_client_free(client);
+    depositkit_user_rpc_client_free(NULL); /* accepted, ignored */
+
+    /* A zero timeout is refused, and out_client is not written. */
+    options.timeout_ms = 0;
+    client = NULL;
+    CHECK(depositkit_user_rpc_client_new(url, project_id, server_key, &options, &client) ==
+          DEPOSITKIT_STATUS_CONFIGURATION);
+    CHECK(client == NULL);
+    CHECK(last_error_contains("timeout"));
+    CHECK(last_error_lacks(server_key));
+
+    CHECK(depositkit_user_rpc_client_new("ftp://example.com/", project_id, server_key, NULL,
+                                         &client) == DEPOSITKIT_STATUS_CONFIGURATION);
+    CHECK(last_error_contains("\"ftp://example.com/\""));
+    CHECK(client == NULL);
+}
+
+static void test_lookups(const depositkit_user_rpc_client *client) {
+    char *json = NULL;
+    CHECK(depositkit_user_rpc_client_get_user_info(client, user_uuid, user_token, &json) ==
+          DEPOSITKIT_STATUS_OK);
+    CHECK(last_error_is_empty());
+    char field[128];
+    snprintf(field, sizeof field, "\"uuid\":\"%s\"", user_uuid);
+    CHECK(json_contains(json, field));
+    snprintf(field, sizeof field, "\"publicAddress\":\"%s\"", evm_address);
+    CHECK(json_contains(json, field));
+    CHECK(json_contains(json, solana_address));
+    CHECK(json_contains(json, "\"createdAt\":\""));
+    CHECK(json_contains(json, "\"phone\":null"));
+    depositkit_string_free(json);
+
+    json = NULL;
+    CHECK(depositkit_user_rpc_client_get_user_info_by_identity(client, "jwt", jwt_uid, &json) ==
+          DEPOSITKIT_STATUS_OK);
+    snprintf(field, sizeof field, "\"uuid\":\"%s\"", user_uuid);
+    CHECK(json_contains(json, field));
+    CHECK(json_contains(json, evm_address));
+    depositkit_string_free(json);
+
+    bool member = false;
+    CHECK(depositkit_user_rpc_client_is_project_user(client, "evm_chain", evm_address, &member) ==
+          DEPOSITKIT_STATUS_OK);
+    CHECK(member);
+    member = false;
+    CHECK(depositkit_user_rpc_client_is_project_user(client, "solana", solana_address, &member) ==
+          DEPOSITKIT_STATUS_OK);
+    CHECK(member);
+    member = true;
+    CHECK(depositkit_user_rpc_client_is_project_user(
+              client, "evm_chain", "0x0000000000000000000000000000000000000001", &member) ==
+          DEPOSITKIT_STATUS_OK);
+    CHECK(!member);
+    CHECK(last_error_rpc_code() == 0); /* a success leaves no JSON-RPC error */
+}
+
+static void test_wrong_key(void) {
+    const char *wrong_key = "sk_wrong_key_from_the_c_test";
+    const depositkit_user_rpc_client *client = new_client(wrong_key);
+    bool member = true;
+    CHECK(depositkit_user_rpc_client_is_project_user(client, "evm_chain", evm_address, &member) ==
+          DEPOSITKIT_STATUS_AUTHENTICATION);
+    CHECK(member); /* not written on failure */
+    CHECK(last_error_contains("401"));
+    CHECK(last_error_lacks(wrong_key));
+
+    char *json = NULL;
+    CHECK(depositkit_user_rpc_client_get_user_info(client, user_uuid, user_token, &json) ==
+          DEPOSITKIT_STATUS_AUTHENTICATION);
+    CHECK(json == NULL);
+    CHECK(last_error_lacks(wrong_key));
+    CHECK(last_error_lacks(user_token));
+    depositkit_user_rpc_client_free(client);
+}
+
+static void test_wrong_token_and_unknown_user(const depositkit_user_rpc_client *client) {
+    const char *wrong_token = "st_not_the_token_of_the_c_test";
+    char *json = NULL;
+    CHECK(depositkit_user_rpc_client_get_user_info(client, user_uuid, wrong_token, &json) ==
+          DEPOSITKIT_STATUS_AUTHENTICATION);
+    CHECK(json == NULL);
+    CHECK(last_error_lacks(wrong_token));
+    CHECK(last_error_lacks(server_key));
+
+    int64_t code = 0;
+    char *data = NULL;
+    CHECK(depositkit_last_error_rpc(&code, &data) == DEPOSITKIT_STATUS_OK);
+    CHECK(code == DEPOSITKIT_USER_RPC_INVALID_TOKEN);
+    CHECK(code == -32011);
+    CHECK(data != NULL && data[0] == '{');
+    CHECK(data == NULL || strstr(data, wrong_token) == NULL);
+    depositkit_string_free(data);
+    /* Reading it changed nothing: the same code again, and the message is still there. */
+    CHECK(last_error_rpc_code() == -32011);
+    CHECK(last_error_contains("-32011"));
+    CHECK(depositkit_last_error_rpc(NULL, NULL) == DEPOSITKIT_STATUS_NULL_ARGUMENT);
+    CHECK(last_error_rpc_code() == -32011);
+
+    const char *stranger = "00000000-0000-4000-8000-000000000000";
+    CHECK(depositkit_user_rpc_client_get_user_info(client, stranger, user_token, &json) ==
+          DEPOSITKIT_STATUS_NOT_FOUND);
+    CHECK(json == NULL);
+    CHECK(last_error_contains(stranger));
+    CHECK(last_error_rpc_code() == DEPOSITKIT_USER_RPC_USER_NOT_FOUND);
+
+    CHECK(depositkit_user_rpc_client_get_user_info_by_identity(client, "jwt", "nobody", &json) ==
+          DEPOSITKIT_STATUS_NOT_FOUND);
+    CHECK(last_error_rpc_code() == DEPOSITKIT_USER_RPC_IDENTITY_NOT_FOUND);
+}
+
+static void test_bad_arguments(const depositkit_user_rpc_client *client) {
+    char *json = NULL;
+    CHECK(depositkit_user_rpc_client_get_user_info(client, "not-a-uuid", user_token, &json) ==
+          DEPOSITKIT_STATUS_CONFIGURATION);
+    CHECK(json == NULL);
+    CHECK(last_error_contains("\"not-a-uuid\""));
+    CHECK(last_error_lacks(user_token));
+    CHECK(last_error_rpc_code() == 0); /* found before any request: no JSON-RPC error */
+
+    CHECK(depositkit_user_rpc_client_get_user_info_by_identity(client, "google", "x", &json) ==
+          DEPOSITKIT_STATUS_CONFIGURATION);
+    CHECK(last_error_contains("\"google\""));
+
+    bool member = false;
+    CHECK(depositkit_user_rpc_client_is_project_user(client, "bitcoin", evm_address, &member) ==
+          DEPOSITKIT_STATUS_CONFIGURATION);
+    CHECK(last_error_contains("\"bitcoin\""));
+    CHECK(depositkit_user_rpc_client_is_project_user(client, "evm_chain", "0x12", &member) ==
+          DEPOSITKIT_STATUS_CONFIGURATION);
+    CHECK(last_error_contains("\"0x12\""));
+
+    CHECK(depositkit_user_rpc_client_get_user_info(NULL, user_uuid, user_token, &json) ==
+          DEPOSITKIT_STATUS_NULL_ARGUMENT);
+    CHECK(last_error_contains("client must not be NULL"));
+    CHECK(depositkit_user_rpc_client_get_user_info(client, user_uuid, NULL, &json) ==
+          DEPOSITKIT_STATUS_NULL_ARGUMENT);
+    CHECK(last_error_contains("token must not be NULL"));
+    CHECK(depositkit_user_rpc_client_is_project_user(client, "evm_chain", evm_address, NULL) ==
+          DEPOSITKIT_STATUS_NULL_ARGUMENT);
+    CHECK(last_error_contains("out_is_member must not be NULL"));
+    CHECK(json == NULL && !member);
+}
+
+int main(void) {
+    url = require_env("DEPOSITKIT_TEST_USER_RPC_URL");
+    project_id = require_env("DEPOSITKIT_TEST_PROJECT_ID");
+    server_key = require_env("DEPOSITKIT_TEST_SERVER_KEY");
+    user_uuid = require_env("DEPOSITKIT_TEST_USER_UUID");
+    user_token = require_env("DEPOSITKIT_TEST_USER_TOKEN");
+    jwt_uid = require_env("DEPOSITKIT_TEST_JWT_UID");
+    evm_address = require_env("DEPOSITKIT_TEST_EVM_ADDRESS");
+    solana_address = require_env("DEPOSITKIT_TEST_SOLANA_ADDRESS");
+
+    test_options();
+    const depositkit_user_rpc_client *client = new_client(server_key);
+    test_lookups(client);
+    test_wrong_key();
+    test_wrong_token_and_unknown_user(client);
+    test_bad_arguments(client);
+    depositkit_user_rpc_client_free(client);
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
