@@ -2,7 +2,13 @@
 //! and full jitter, `Retry-After`, and error messages that never carry credentials.
 
 use std::io::ErrorKind as IoKind;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+
+use ureq::config::Config;
+use ureq::http::Uri;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -74,7 +80,12 @@ impl JsonPoster {
             .user_agent(user_agent)
             .max_idle_connections_per_host(32)
             .build();
-        JsonPoster { agent: config.into(), retry }
+        let agent = ureq::Agent::with_parts(
+            config,
+            DefaultConnector::new(),
+            LiteralFirstResolver::default(),
+        );
+        JsonPoster { agent, retry }
     }
 
     /// POSTs `body` to `url` with `headers`, retrying 429, 5xx, refused connections and
@@ -134,6 +145,34 @@ impl JsonPoster {
             )),
             Err(e) => transport_failure(url, e).map(Err),
         }
+    }
+}
+
+/// Resolves IP-literal hosts without a lookup, and names through ureq's default resolver.
+///
+/// With a timeout set, ureq's default resolver starts a thread on every request — even for
+/// `127.0.0.1`, even when a pooled connection is then reused — which made a loopback round trip
+/// about twice as slow (see `docs/benchmarks.md`).
+#[derive(Debug, Default)]
+struct LiteralFirstResolver(DefaultResolver);
+
+impl Resolver for LiteralFirstResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &Config,
+        timeout: NextTimeout,
+    ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
+        if let Some(authority) = uri.authority() {
+            let host = authority.host().trim_start_matches('[').trim_end_matches(']');
+            if let Ok(ip) = host.parse::<IpAddr>() {
+                let default_port = if uri.scheme_str() == Some("https") { 443 } else { 80 };
+                let mut addrs = self.empty();
+                addrs.push(SocketAddr::new(ip, authority.port_u16().unwrap_or(default_port)));
+                return Ok(addrs);
+            }
+        }
+        self.0.resolve(uri, config, timeout)
     }
 }
 
@@ -215,6 +254,20 @@ mod tests {
         assert!(policy.delay(0, None) <= policy.initial_backoff);
         assert_eq!(policy.delay(0, Some(Duration::from_secs(2))), Duration::from_secs(2));
         assert_eq!(policy.delay(0, Some(Duration::from_secs(3600))), policy.max_retry_after);
+    }
+
+    #[test]
+    fn ip_literals_resolve_to_themselves() {
+        let resolver = LiteralFirstResolver::default();
+        let config = ureq::Agent::config_builder().build();
+        let resolve = |url: &str| {
+            let uri: Uri = url.parse().unwrap();
+            resolver.resolve(&uri, &config, NextTimeout::default()).unwrap().to_vec()
+        };
+        assert_eq!(resolve("http://127.0.0.1:7420/x"), ["127.0.0.1:7420".parse().unwrap()]);
+        assert_eq!(resolve("https://10.1.2.3/x"), ["10.1.2.3:443".parse().unwrap()]);
+        assert_eq!(resolve("http://[::1]:8080/"), ["[::1]:8080".parse().unwrap()]);
+        assert!(resolve("http://localhost:7420/").iter().any(|a| a.ip().is_loopback()));
     }
 
     #[test]
