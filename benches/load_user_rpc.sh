@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
 connections=${2:-32}
+threads=$(( connections < 2 ? 1 : 2 ))
 
 if ! command -v wrk >/dev/null; then
     apt-get update -qq && apt-get install -y -qq wrk >/dev/null
@@ -37,8 +38,8 @@ wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Basic $header"
 LUA
-    echo "--- $name ($connections connections, ${duration}s, 2 threads)"
-    wrk -t2 -c"$connections" -d"${duration}s" --latency -s "$tmp/$name.lua" "$base/user-rpc" \
+    echo "--- $name ($connections connections, ${duration}s, $threads threads)"
+    wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s "$tmp/$name.lua" "$base/user-rpc" \
         | grep -E 'Requests/sec|Latency|50%|99%|Non-2xx|requests in'
 }
 

@@ -34,7 +34,8 @@ pytest_step() {
 
 step fmt cargo fmt --all --check
 step python-env scripts/python-env.sh
-step cargo-test cargo test --workspace --exclude depositkit-python
+step cargo-test cargo test --workspace
+step benches cargo test -p depositkit-benches --benches
 step clippy cargo clippy --workspace --all-targets -- -D warnings
 step c-tests scripts/test-c.sh
 step pytest pytest_step

@@ -3,12 +3,26 @@
 Run from the repository root after ``scripts/python-env.sh``::
 
     .venv/bin/pytest tests/python -q
+
+The ``devnet`` fixture builds and runs the depositkit-devnet server (it needs ``cargo``).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
-from typing import Iterator, Optional
+import dataclasses
+import json
+import pathlib
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Iterator, Optional, Union
 
 import pytest
 
@@ -40,3 +54,188 @@ def raises_exactly(
     message = str(info.value)
     for fragment in fragments:
         assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+# --- the devnet user-lookup server (tests/python/test_user_rpc.py) ------------------------------
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def build_devnet() -> pathlib.Path:
+    """``cargo build -p depositkit-devnet`` (a no-op when fresh); returns the binary's path as
+    cargo reports it, so a custom ``CARGO_TARGET_DIR`` is honoured."""
+    out = subprocess.run(
+        ["cargo", "build", "-q", "-p", "depositkit-devnet", "--message-format=json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert out.returncode == 0, f"cargo build -p depositkit-devnet failed:\n{out.stderr}"
+    for line in out.stdout.splitlines():
+        message = json.loads(line)
+        if (
+            message.get("reason") == "compiler-artifact"
+            and message.get("target", {}).get("name") == "depositkit-devnet"
+            and message.get("executable")
+        ):
+            return pathlib.Path(message["executable"])
+    raise AssertionError("cargo did not report the depositkit-devnet executable")
+
+
+@dataclasses.dataclass
+class Devnet:
+    """A running ``depositkit-devnet serve --demo --enable-fault-injection`` on 127.0.0.1."""
+
+    binary: pathlib.Path
+    db: pathlib.Path
+    base: str
+    """``http://127.0.0.1:PORT``."""
+    creds: dict[str, str]
+    """The demo credentials line: projectId, serverKey, userUuid, userToken, jwtUid,
+    evmAddress, solanaAddress."""
+    process: subprocess.Popen[str]
+
+    @property
+    def url(self) -> str:
+        """The JSON-RPC service URL, the client's ``base_url``."""
+        return self.base + "/user-rpc"
+
+    def cli(self, *args: str) -> str:
+        """Runs ``depositkit-devnet --db <db> ARGS...`` against the server's database; returns
+        its stdout, stripped."""
+        out = subprocess.run(
+            [str(self.binary), "--db", str(self.db), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, f"depositkit-devnet {' '.join(args)}: {out.stderr}"
+        return out.stdout.strip()
+
+    def client(self, **options: Any) -> Any:
+        import depositkit
+
+        return depositkit.UserRpcClient(
+            self.url, self.creds["projectId"], self.creds["serverKey"], **options
+        )
+
+    def faults(self, method: str, fault: Optional[dict[str, Any]] = None) -> Any:
+        """``GET``/``POST``/``DELETE {base}/devnet/faults``; returns the pending faults."""
+        data = None if fault is None else json.dumps(fault).encode()
+        request = urllib.request.Request(
+            self.base + "/devnet/faults",
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())["pending"]
+
+    def inject(self, **fault: Any) -> None:
+        """Arms a fault: ``inject(status=429, count=2, retryAfter=0)``, ``inject(delayMs=1500)``."""
+        self.faults("POST", fault)
+
+    def post(
+        self,
+        body: Union[bytes, str, Any],
+        *,
+        auth: Optional[tuple[str, str]] = None,
+        content_type: str = "application/json",
+        method: str = "POST",
+    ) -> tuple[int, dict[str, str], Any]:
+        """Sends ``body`` (bytes or text as is, anything else as JSON) to the service with
+        urllib, with the demo project's Basic auth unless ``auth`` says otherwise. Returns
+        ``(status, headers with lower-case names, parsed JSON body or None when empty)``; error
+        statuses too."""
+        if isinstance(body, str):
+            data = body.encode()
+        elif isinstance(body, bytes):
+            data = body
+        else:
+            data = json.dumps(body).encode()
+        user, key = auth or (self.creds["projectId"], self.creds["serverKey"])
+        token = base64.b64encode(f"{user}:{key}".encode()).decode()
+        request = urllib.request.Request(
+            self.url,
+            data=data if method == "POST" else None,
+            method=method,
+            headers={"Content-Type": content_type, "Authorization": f"Basic {token}"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                status, headers, raw = response.status, response.headers, response.read()
+        except urllib.error.HTTPError as error:
+            status, headers, raw = error.code, error.headers, error.read()
+            error.close()
+        lowered = {name.lower(): value for name, value in headers.items()}
+        return status, lowered, (json.loads(raw) if raw else None)
+
+
+@pytest.fixture(scope="session")
+def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Devnet]:
+    """One devnet server for the whole session, on a fresh SQLite file; SIGTERM at the end
+    (and it must exit 0)."""
+    binary = build_devnet()
+    tmp = tmp_path_factory.mktemp("devnet")
+    db = tmp / "devnet.sqlite"
+    stderr = open(tmp / "stderr.log", "w+", encoding="utf-8")  # noqa: SIM115 - closed at teardown
+    process = subprocess.Popen(
+        [str(binary), "serve", "--db", str(db), "--listen", "127.0.0.1:0", "--demo", "--enable-fault-injection"],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        encoding="utf-8",
+    )
+    lines: queue.Queue[Optional[str]] = queue.Queue()
+
+    def read_stdout() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=read_stdout, name="devnet-stdout", daemon=True)
+    reader.start()
+    creds: Optional[dict[str, str]] = None
+    base: Optional[str] = None
+    deadline = time.monotonic() + 60
+    try:
+        while base is None:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError("depositkit-devnet did not report its address within 60 s") from None
+            if line is None:
+                stderr.seek(0)
+                raise AssertionError(f"depositkit-devnet exited with {process.wait()}: {stderr.read()}")
+            line = line.strip()
+            if line.startswith("{"):
+                creds = json.loads(line)
+            elif "listening on " in line:
+                base = line.split("listening on ", 1)[1].strip()
+        assert creds is not None, "no demo credentials line before the listening line"
+        assert base.startswith("http://127.0.0.1:"), base
+        yield Devnet(binary=binary, db=db, base=base, creds=creds, process=process)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise AssertionError("depositkit-devnet did not stop within 30 s of SIGTERM") from None
+        finally:
+            reader.join(timeout=10)
+            assert process.stdout is not None
+            process.stdout.close()
+            stderr.close()
+    assert code == 0, f"depositkit-devnet exited with {code} after SIGTERM: {(tmp / 'stderr.log').read_text(encoding='utf-8')}"
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

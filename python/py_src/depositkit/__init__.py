@@ -2,7 +2,9 @@
 
 This release holds the validation layer of the deposit spec (§4): the ``CHAIN`` table, the
 ``TokenType`` enumeration, the destination and onramp rules, address checks and exact unit
-conversion. Errors are the classes of :mod:`depositkit.exceptions`, re-exported here.
+conversion; and ``UserRpcClient``, the client of the user-lookup JSON-RPC service, with its
+``User`` and ``Wallet`` records. Errors are the classes of :mod:`depositkit.exceptions`,
+re-exported here.
 
 >>> import depositkit
 >>> depositkit.CHAIN.BASE
@@ -22,6 +24,9 @@ from ._native import (
     DEFAULT_MIN_VALUE_USD,
     DEFAULT_POLLING_INTERVAL_MS,
     MAX_DECIMALS,
+    User,
+    UserRpcClient,
+    Wallet,
     __version__,
     format_units,
     get_address_type,
@@ -76,6 +81,10 @@ __all__ = [
     # units
     "format_units",
     "parse_units",
+    # user lookup
+    "UserRpcClient",
+    "User",
+    "Wallet",
     # errors
     "DepositSDKError",
     "InvalidArgumentError",

@@ -11,9 +11,14 @@ Import these names from ``depositkit``, not from here. Conventions shared by eve
 - An *amount* in smallest units is an ``int`` of any size from ``0`` to ``2**256 - 1``.
 - A *decimals* count is an ``int`` from ``0`` to ``MAX_DECIMALS`` (77).
 - Every error message names the value that was wrong.
+
+The user-lookup client (``UserRpcClient``, returning ``User`` and ``Wallet`` records) follows
+``spec/user-rpc-service.md``; its network calls release the GIL and stay interruptible by Ctrl-C.
 """
 
-from typing import Literal, Optional, TypedDict
+import datetime
+from types import TracebackType
+from typing import Literal, Optional, TypedDict, final
 
 __version__: str
 """The version of depositkit (the Rust workspace's version)."""
@@ -309,3 +314,347 @@ def token_info(token: str, chain_id: int) -> Optional[TokenInfoDict]:
     >>> token_info("ETH", 8453)["contract"] is None
     True
     """
+
+class WalletDict(TypedDict):
+    """A wallet as the user-lookup service sends it (``Wallet.to_dict()``)."""
+
+    chain: str
+    publicAddress: str
+
+class UserDict(TypedDict):
+    """A user record as the user-lookup service sends it (``User.to_dict()``): the keys of spec
+    §2, camelCase, every one present (``None`` where the service sent ``null``)."""
+
+    uuid: str
+    phone: Optional[str]
+    email: str
+    name: Optional[str]
+    avatar: Optional[str]
+    facebookId: Optional[str]
+    facebookEmail: Optional[str]
+    googleId: Optional[str]
+    googleEmail: Optional[str]
+    appleId: Optional[str]
+    appleEmail: Optional[str]
+    twitterId: Optional[str]
+    twitterEmail: Optional[str]
+    telegramId: Optional[str]
+    telegramPhone: Optional[str]
+    discordId: Optional[str]
+    discordEmail: Optional[str]
+    githubId: Optional[str]
+    githubEmail: Optional[str]
+    twitchId: Optional[str]
+    twitchEmail: Optional[str]
+    microsoftId: Optional[str]
+    microsoftEmail: Optional[str]
+    linkedinId: Optional[str]
+    linkedinEmail: Optional[str]
+    createdAt: str
+    updatedAt: str
+    wallets: list[WalletDict]
+
+@final
+class Wallet:
+    """A wallet of a ``User`` (spec §2). Immutable; equal when chain and address are equal, and
+    hashable. Created by ``UserRpcClient`` only.
+
+    ``repr()`` is ``<depositkit.Wallet chain='evm_chain' public_address='0x…'>``.
+    """
+
+    @property
+    def chain(self) -> str:
+        """The chain family, ``"evm_chain"`` or ``"solana"`` (whatever the service sent)."""
+    @property
+    def public_address(self) -> str:
+        """The wallet's public address, as the service sent it."""
+    def to_dict(self) -> WalletDict:
+        """The wallet as the service sends it: ``{"chain": ..., "publicAddress": ...}``.
+
+        Returns:
+            A new ``dict`` with the keys ``chain`` and ``publicAddress``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class User:
+    """A registered user's profile record (spec §2), as ``getUserInfo`` and
+    ``getUserInfoByIdentity`` return it. Immutable; equal when every field is equal, and
+    hashable. Created by ``UserRpcClient`` only.
+
+    The attributes are the spec's fields in snake_case. Which provider fields (``google_id``,
+    ``apple_email``, ...) hold a value depends on the user's social accounts; the others are
+    ``None``. ``repr()`` is ``<depositkit.User uuid='…' email='…'>``.
+    """
+
+    @property
+    def uuid(self) -> str:
+        """The user's UUID."""
+    @property
+    def phone(self) -> Optional[str]:
+        """Phone number, or ``None``."""
+    @property
+    def email(self) -> str:
+        """E-mail address (always present)."""
+    @property
+    def name(self) -> Optional[str]:
+        """Display name, or ``None``."""
+    @property
+    def avatar(self) -> Optional[str]:
+        """Avatar URL, or ``None``."""
+    @property
+    def facebook_id(self) -> Optional[str]:
+        """``facebookId``, or ``None``."""
+    @property
+    def facebook_email(self) -> Optional[str]:
+        """``facebookEmail``, or ``None``."""
+    @property
+    def google_id(self) -> Optional[str]:
+        """``googleId``, or ``None``."""
+    @property
+    def google_email(self) -> Optional[str]:
+        """``googleEmail``, or ``None``."""
+    @property
+    def apple_id(self) -> Optional[str]:
+        """``appleId``, or ``None``."""
+    @property
+    def apple_email(self) -> Optional[str]:
+        """``appleEmail``, or ``None``."""
+    @property
+    def twitter_id(self) -> Optional[str]:
+        """``twitterId``, or ``None``."""
+    @property
+    def twitter_email(self) -> Optional[str]:
+        """``twitterEmail``, or ``None``."""
+    @property
+    def telegram_id(self) -> Optional[str]:
+        """``telegramId``, or ``None``."""
+    @property
+    def telegram_phone(self) -> Optional[str]:
+        """``telegramPhone`` (the telegram record carries a phone, not an e-mail), or ``None``."""
+    @property
+    def discord_id(self) -> Optional[str]:
+        """``discordId``, or ``None``."""
+    @property
+    def discord_email(self) -> Optional[str]:
+        """``discordEmail``, or ``None``."""
+    @property
+    def github_id(self) -> Optional[str]:
+        """``githubId``, or ``None``."""
+    @property
+    def github_email(self) -> Optional[str]:
+        """``githubEmail``, or ``None``."""
+    @property
+    def twitch_id(self) -> Optional[str]:
+        """``twitchId``, or ``None``."""
+    @property
+    def twitch_email(self) -> Optional[str]:
+        """``twitchEmail``, or ``None``."""
+    @property
+    def microsoft_id(self) -> Optional[str]:
+        """``microsoftId``, or ``None``."""
+    @property
+    def microsoft_email(self) -> Optional[str]:
+        """``microsoftEmail``, or ``None``."""
+    @property
+    def linkedin_id(self) -> Optional[str]:
+        """``linkedinId``, or ``None``."""
+    @property
+    def linkedin_email(self) -> Optional[str]:
+        """``linkedinEmail``, or ``None``."""
+    @property
+    def created_at(self) -> str:
+        """``createdAt`` exactly as sent: ISO 8601 UTC with milliseconds
+        (``"2022-06-08T07:47:54.000Z"``)."""
+    @property
+    def updated_at(self) -> str:
+        """``updatedAt`` exactly as sent (same format as ``created_at``)."""
+    @property
+    def created_at_datetime(self) -> datetime.datetime:
+        """``created_at`` as an aware ``datetime.datetime`` in UTC (``tzinfo`` is
+        ``datetime.timezone.utc``), to the microsecond.
+
+        Raises:
+            ProtocolError: the timestamp is valid ISO 8601 but outside the years
+                ``datetime`` can hold (1 to 9999).
+        """
+    @property
+    def updated_at_datetime(self) -> datetime.datetime:
+        """``updated_at`` as an aware ``datetime.datetime`` in UTC (see
+        ``created_at_datetime``)."""
+    @property
+    def wallets(self) -> list[Wallet]:
+        """The user's wallets, in the order the service sent them (a new list on each access)."""
+    def to_dict(self) -> UserDict:
+        """The record as the service sends it: camelCase keys, every key present (``None`` for a
+        ``null``), ``wallets`` as a list of ``{"chain", "publicAddress"}`` dicts. JSON-ready:
+        ``json.dumps(user.to_dict())`` is the record on the wire.
+
+        Returns:
+            A new ``dict`` (see ``UserDict``).
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class UserRpcClient:
+    """Client of the user-lookup JSON-RPC service (``spec/user-rpc-service.md``): one POST of
+    a JSON-RPC 2.0 request per call, with HTTP Basic auth ``project_id:server_key``.
+
+    Thread-safe: one client may be used from many threads at once; they share its keep-alive
+    connections. Each network call releases the GIL and waits for its answer on a worker thread;
+    Ctrl-C (``KeyboardInterrupt``) interrupts the wait within about 0.1 s, and the abandoned
+    request then finishes in the background. Arguments are checked before any request is sent.
+
+    Requests answered with HTTP 429 or 5xx, refused or reset connections and timed-out attempts
+    are retried up to ``max_retries`` times, with exponential backoff and full jitter starting at
+    0.1 s (capped at 5 s), or after the server's ``Retry-After`` (capped at 30 s).
+
+    The server key is never shown: not by ``repr()``, not in any exception message.
+    ``repr()`` is ``<depositkit.UserRpcClient base_url='…' project_id='…'>``.
+
+    Use it as a context manager, or call ``close()`` when done::
+
+        with depositkit.UserRpcClient(url, project_id, server_key) as client:
+            user = client.get_user_info(uuid, token)
+
+    Every network method raises, besides what it lists:
+
+    - ``DepositSDKError`` (the base class itself) ``"UserRpcClient is closed"`` after ``close()``;
+    - ``AuthenticationError`` when the service rejects the project credentials (HTTP 401 or
+      403); the message names the project id and the HTTP status, and this exception has no
+      ``rpc_code``;
+    - ``DepositTimeoutError`` (also a ``NetworkError`` and a ``TimeoutError``) when every attempt
+      exceeded ``timeout``: ``"request to <url> timed out after 1 attempt"``;
+    - ``NetworkError`` (also a ``ConnectionError``) when the service cannot be reached, or still
+      answers HTTP 429/5xx after every retry: ``"<url> answered HTTP 503 (service unavailable)
+      after 3 attempts"``, ``"request to <url> failed after 4 attempts: connection refused"``;
+    - ``ProtocolError`` when the answer is not a JSON-RPC 2.0 response to the request sent (not
+      JSON, a wrong ``id``, a malformed user record);
+    - ``RpcError`` for any other JSON-RPC error object the service sends (for example
+      ``-32602`` invalid params, ``-32603`` internal error), with ``rpc_code``, ``rpc_message``
+      and ``rpc_data``;
+    - ``TypeError`` when an argument is not a ``str``;
+    - ``KeyboardInterrupt`` (or whatever a signal handler raises) when interrupted.
+
+    Errors carrying a JSON-RPC error object (``RpcError``, and the ``AuthenticationError`` and
+    ``NotFoundError`` listed by each method) have ``rpc_code``, ``rpc_message`` and ``rpc_data``.
+    """
+
+    def __new__(
+        cls,
+        base_url: str,
+        project_id: str,
+        server_key: str,
+        *,
+        timeout: Optional[float] = 10.0,
+        max_retries: Optional[int] = 3,
+        user_agent: Optional[str] = None,
+    ) -> UserRpcClient:
+        """A client of the service at ``base_url`` (the full URL requests are POSTed to, e.g.
+        ``"http://127.0.0.1:7420/user-rpc"``) for the project ``project_id`` and its server key.
+
+        Args:
+            timeout: deadline of one HTTP attempt in seconds, connect to last byte (``int`` or
+                ``float``, above zero and at most 86400, a day). ``None`` means the default.
+            max_retries: retries after the first attempt, ``0`` to ``2**32 - 1`` (``0``: no
+                retry). ``None`` means the default.
+            user_agent: the ``User-Agent`` header; ``None`` sends ``depositkit/<version>``.
+
+        Raises:
+            ConfigurationError: ``base_url`` is not ``http://`` or ``https://``, has no host, or
+                carries credentials (``user:key@host``, which the message does not repeat); the
+                project id is empty or holds ``:`` or control characters; the server key is
+                empty or holds control characters; ``timeout`` is not above zero, NaN, or above
+                a day (``"invalid timeout 0: ..."``); ``max_retries`` is negative or too large
+                (``"invalid max_retries -1: ..."``); ``user_agent`` holds control characters.
+                No request is sent.
+            TypeError: ``base_url``, ``project_id``, ``server_key`` or ``user_agent`` is not a
+                ``str``; ``timeout`` is not an ``int`` or ``float``; ``max_retries`` is not an
+                ``int`` (``bool`` is refused for both).
+        """
+    @property
+    def base_url(self) -> str:
+        """The URL requests are POSTed to, as given."""
+    @property
+    def project_id(self) -> str:
+        """The project id the client authenticates as."""
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+    def get_user_info(self, uuid: str, token: str) -> User:
+        """``getUserInfo``: the profile of the user ``uuid``, proven by the user's own session
+        ``token``. The token never appears in any exception message.
+
+        Returns:
+            The user's record.
+
+        Raises:
+            ConfigurationError: ``uuid`` is not a UUID in canonical 8-4-4-4-12 hex form
+                (``invalid user uuid "nope": expected 8-4-4-4-12 hex digits``), or ``token`` is
+                empty. Raised before any request.
+            AuthenticationError: the token is unknown, another user's or expired
+                (``rpc_code`` ``-32011``); or the project credentials were rejected.
+            NotFoundError: no user ``uuid`` in the project (``rpc_code`` ``-32010``); also a
+                ``LookupError``.
+            DepositTimeoutError: see the class.
+            NetworkError: see the class.
+            ProtocolError: see the class.
+            RpcError: see the class.
+        """
+    def get_user_info_by_identity(self, provider: str, uid: str) -> User:
+        """``getUserInfoByIdentity``: the profile of the user whose identity at ``provider`` is
+        ``uid``. Authorized by the project server key alone.
+
+        Returns:
+            The user's record.
+
+        Raises:
+            ConfigurationError: ``provider`` is not ``"jwt"``, the only provider
+                (``unsupported identity provider "google": only "jwt" is supported``), or
+                ``uid`` is empty. Raised before any request.
+            NotFoundError: no user of the project has that identity (``rpc_code``
+                ``-32013``); also a ``LookupError``.
+            AuthenticationError: the project credentials were rejected.
+            DepositTimeoutError: see the class.
+            NetworkError: see the class.
+            ProtocolError: see the class.
+            RpcError: see the class.
+        """
+    def is_project_user(self, chain: str, address: str) -> bool:
+        """``isProjectUser``: whether ``address`` on the chain family ``chain`` belongs to, or
+        has interacted with, the calling project.
+
+        Returns:
+            ``True`` or ``False``, as the service answers.
+
+        Raises:
+            ConfigurationError: ``chain`` is neither ``"evm_chain"`` nor ``"solana"``
+                (``unsupported chain "bitcoin": ...``), or ``address`` is not a valid address
+                for it (an EVM address must be ``0x`` and 40 hex digits, with a correct EIP-55
+                checksum when mixed-case; a Solana one base58 of 32 bytes); the message names
+                the value. Raised before any request.
+            AuthenticationError: the project credentials were rejected.
+            DepositTimeoutError: see the class.
+            NetworkError: see the class.
+            ProtocolError: see the class (also: the result is not a boolean).
+            RpcError: see the class.
+        """
+    def close(self) -> None:
+        """Releases the client's connections. Idempotent. Calls already running finish; later
+        calls (and ``with`` on the closed client) raise ``DepositSDKError``
+        ``"UserRpcClient is closed"``."""
+    def __enter__(self) -> UserRpcClient:
+        """Returns the client itself.
+
+        Raises:
+            DepositSDKError: the client is closed.
+        """
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> Literal[False]:
+        """Closes the client; never swallows the exception."""
