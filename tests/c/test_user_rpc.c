@@ -9,17 +9,24 @@
  *   DEPOSITKIT_TEST_USER_UUID        DEPOSITKIT_TEST_USER_TOKEN
  *   DEPOSITKIT_TEST_JWT_UID          DEPOSITKIT_TEST_EVM_ADDRESS
  *   DEPOSITKIT_TEST_SOLANA_ADDRESS
- * It uses no fault injection (retries, timeouts and 429s are covered by ffi/tests/user_rpc.rs).
+ * The server runs with --enable-fault-injection: test_faults() posts to /devnet/faults over a
+ * plain socket to make it answer 429/503 or late, and checks retries, NETWORK and TIMEOUT.
  *
  * Built with gcc -std=c11 -Wall -Wextra -Wpedantic -Werror and linked twice by
  * scripts/test-c.sh: against libdepositkit.so and statically against libdepositkit.a.
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include "depositkit.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static int passed = 0;
 static int failed = 0;
@@ -298,6 +305,113 @@ static void test_bad_arguments(const depositkit_user_rpc_client *client) {
     CHECK(json == NULL && !member);
 }
 
+/* The port of the devnet server, from the user-rpc URL http://127.0.0.1:PORT/user-rpc. */
+static int server_port(void) {
+    const char *colon = strrchr(url, ':');
+    return colon ? atoi(colon + 1) : -1;
+}
+
+/* POSTs `json` to /devnet/faults of the devnet server; returns 1 on an HTTP 2xx answer. */
+static int inject_fault(const char *json) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+        return 0;
+    }
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)server_port());
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    int ok = 0;
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) {
+        char request[512];
+        int n = snprintf(request, sizeof request,
+                         "POST /devnet/faults HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+                         "Connection: close\r\n\r\n%s",
+                         strlen(json), json);
+        char answer[64] = {0};
+        if (n > 0 && write(fd, request, (size_t)n) == n &&
+            read(fd, answer, sizeof answer - 1) > 0) {
+            ok = strncmp(answer, "HTTP/1.1 2", 10) == 0;
+        }
+    }
+    close(fd);
+    return ok;
+}
+
+/* A port nothing listens on: bound, then closed again. */
+static int closed_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = 0;
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    socklen_t len = sizeof addr;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+        getsockname(fd, (struct sockaddr *)&addr, &len) == 0) {
+        port = ntohs(addr.sin_port);
+    }
+    close(fd);
+    return port;
+}
+
+static const depositkit_user_rpc_client *client_for(const char *base_url, uint32_t max_retries,
+                                                    uint64_t timeout_ms) {
+    depositkit_user_rpc_options options;
+    depositkit_user_rpc_options_init(&options);
+    options.timeout_ms = timeout_ms;
+    options.max_retries = max_retries;
+    options.initial_backoff_ms = 5;
+    const depositkit_user_rpc_client *client = NULL;
+    CHECK(depositkit_user_rpc_client_new(base_url, project_id, server_key, &options, &client) ==
+          DEPOSITKIT_STATUS_OK);
+    return client;
+}
+
+static void test_faults(void) {
+    bool member = false;
+
+    /* 429 twice (Retry-After: 0), then the third attempt succeeds. */
+    const depositkit_user_rpc_client *patient = client_for(url, 3, 5000);
+    CHECK(inject_fault("{\"status\":429,\"count\":2,\"retryAfter\":0}"));
+    CHECK(depositkit_user_rpc_client_is_project_user(patient, "evm_chain", evm_address,
+                                                     &member) == DEPOSITKIT_STATUS_OK);
+    CHECK(member);
+    depositkit_user_rpc_client_free(patient);
+
+    /* 503 on every attempt: NETWORK, naming the status and the attempts. */
+    const depositkit_user_rpc_client *twice = client_for(url, 2, 5000);
+    CHECK(inject_fault("{\"status\":503,\"count\":3}"));
+    CHECK(depositkit_user_rpc_client_is_project_user(twice, "evm_chain", evm_address, &member) ==
+          DEPOSITKIT_STATUS_NETWORK);
+    CHECK(last_error_contains("HTTP 503"));
+    CHECK(last_error_contains("after 3 attempts"));
+    depositkit_user_rpc_client_free(twice);
+
+    /* A server slower than the timeout: TIMEOUT, without retries. */
+    const depositkit_user_rpc_client *hasty = client_for(url, 0, 200);
+    CHECK(inject_fault("{\"delayMs\":1500,\"count\":1}"));
+    char *json = NULL;
+    CHECK(depositkit_user_rpc_client_get_user_info(hasty, user_uuid, user_token, &json) ==
+          DEPOSITKIT_STATUS_TIMEOUT);
+    CHECK(json == NULL);
+    CHECK(last_error_contains("timed out"));
+    depositkit_user_rpc_client_free(hasty);
+
+    /* Nothing listening: NETWORK after every attempt. */
+    char down_url[64];
+    snprintf(down_url, sizeof down_url, "http://127.0.0.1:%d/user-rpc", closed_port());
+    const depositkit_user_rpc_client *down = client_for(down_url, 1, 2000);
+    CHECK(depositkit_user_rpc_client_is_project_user(down, "evm_chain", evm_address, &member) ==
+          DEPOSITKIT_STATUS_NETWORK);
+    CHECK(last_error_contains("connection refused"));
+    CHECK(last_error_contains(down_url));
+    depositkit_user_rpc_client_free(down);
+}
+
 int main(void) {
     url = require_env("DEPOSITKIT_TEST_USER_RPC_URL");
     project_id = require_env("DEPOSITKIT_TEST_PROJECT_ID");
@@ -315,6 +429,7 @@ int main(void) {
     test_wrong_token_and_unknown_user(client);
     test_bad_arguments(client);
     depositkit_user_rpc_client_free(client);
+    test_faults();
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
