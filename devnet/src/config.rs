@@ -22,17 +22,22 @@ pub struct DevnetConfig {
     pub listen: SocketAddr,
     /// Largest accepted request body; larger ones get HTTP 413.
     pub max_body_bytes: usize,
-    /// Serve `/devnet/faults` (fault injection for tests).
+    /// Serve the fault endpoints (`/devnet/faults`, `/devnet/faults/sweeps`,
+    /// `/devnet/jwt/forge`, `/devnet/jwt/expire`) for tests.
     pub fault_injection: bool,
     /// Log one line per request to stderr.
     pub verbose: bool,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_grace: Duration,
+    /// Lifetime of the JWTs the JWT service issues.
+    pub jwt_ttl: Duration,
+    /// How long a sweep quote can be sent.
+    pub quote_ttl: Duration,
 }
 
 impl DevnetConfig {
     /// Defaults with the database at `db_path`: loopback on a free port, 1 MiB bodies, no fault
-    /// injection, quiet.
+    /// injection, quiet, JWTs living 600 s and quotes 60 s.
     pub fn new(db_path: impl Into<PathBuf>) -> Self {
         DevnetConfig {
             db_path: db_path.into(),
@@ -41,6 +46,8 @@ impl DevnetConfig {
             fault_injection: false,
             verbose: false,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            jwt_ttl: crate::services::jwt::DEFAULT_JWT_TTL,
+            quote_ttl: crate::services::DEFAULT_QUOTE_TTL,
         }
     }
 

@@ -1,5 +1,6 @@
-//! HTTP routes: `POST /user-rpc` (the JSON-RPC service), `GET /devnet/health`, and
-//! `/devnet/faults` when fault injection is on.
+//! HTTP routes: `POST /user-rpc` (the JSON-RPC service), `GET /devnet/health`,
+//! `/devnet/faults` when fault injection is on, and the deposit services with their
+//! administration (`crate::services`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,9 +19,11 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use crate::auth::{self, AuthFailure};
-use crate::faults::{Fault, Faults};
+use crate::faults::Faults;
 use crate::methods::Context;
 use crate::rpc::{self, RpcError, codes};
+use crate::services::faults::FaultRequest;
+use crate::services::{self, Services};
 use crate::store::Store;
 
 /// Path of the JSON-RPC service.
@@ -38,6 +41,7 @@ pub(crate) struct AppState {
     pub faults: Arc<Faults>,
     pub max_body_bytes: usize,
     pub fault_injection: bool,
+    pub services: Arc<Services>,
 }
 
 /// The JSON-RPC method names of a request, attached to its response for the request log.
@@ -50,6 +54,8 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
         .route(USER_RPC_PATH, any(user_rpc))
         .route("/devnet/health", get(health))
         .route("/devnet/faults", any(faults_endpoint))
+        .merge(services::routes::router(Arc::clone(&state)))
+        .merge(services::admin::router())
         .fallback(not_found)
         .with_state(state);
     if verbose { router.layer(middleware::from_fn(log_request)) } else { router }
@@ -223,17 +229,17 @@ async fn faults_endpoint(State(app): State<Arc<AppState>>, request: Request) -> 
     let (parts, body) = request.into_parts();
     match parts.method {
         Method::GET => {}
-        Method::DELETE => app.faults.clear(),
+        Method::DELETE => services::admin::clear_faults(&app),
         Method::POST => {
             let bytes = match read_body(&parts.headers, body, MAX_FAULT_BODY_BYTES).await {
                 Ok(bytes) => bytes,
                 Err(response) => return response,
             };
-            let injected = serde_json::from_slice::<Fault>(&bytes)
+            let injected = serde_json::from_slice::<FaultRequest>(&bytes)
                 .map_err(|e| {
                     format!("expected a fault like {{\"status\": 429, \"count\": 1}}: {e}")
                 })
-                .and_then(|fault| app.faults.inject(&fault));
+                .and_then(|fault| services::admin::inject_fault(&app, &fault));
             if let Err(message) = injected {
                 return json_response(StatusCode::BAD_REQUEST, &json!({ "error": message }));
             }
@@ -247,7 +253,7 @@ async fn faults_endpoint(State(app): State<Arc<AppState>>, request: Request) -> 
             return response;
         }
     }
-    json_response(StatusCode::OK, &json!({ "pending": app.faults.pending() }))
+    json_response(StatusCode::OK, &services::admin::pending_faults(&app))
 }
 
 async fn not_found(request: Request) -> Response {

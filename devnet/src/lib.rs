@@ -1,7 +1,9 @@
-//! depositkit devnet: a local emulator of the remote services depositkit uses. This crate
-//! serves the user-lookup JSON-RPC service (`getUserInfo`, `getUserInfoByIdentity`,
-//! `isProjectUser`) from a SQLite store; `docs/user-rpc.md` describes the protocol, the error
-//! codes and the `depositkit-devnet` command.
+//! depositkit devnet: a local emulator of the remote services depositkit uses, all from one
+//! SQLite store on one port: the user-lookup JSON-RPC service (`getUserInfo`,
+//! `getUserInfoByIdentity`, `isProjectUser`; `docs/user-rpc.md` describes it, its error codes
+//! and the `depositkit-devnet` command), and the deposit services of `docs/protocol.md` — the
+//! JWT service, the auth-core signer and the universal-account service, with the admin
+//! endpoints that fund accounts, set prices and inject faults ([`services`]).
 //!
 //! In-process use from tests:
 //!
@@ -19,6 +21,21 @@
 //! devnet.shutdown()?;
 //! # Ok::<(), depositkit_devnet::Error>(())
 //! ```
+//!
+//! The deposit services of the same server, from a test:
+//!
+//! ```no_run
+//! use depositkit_core::TokenType;
+//! use depositkit_devnet::{Devnet, DevnetConfig, SweepFaultMode};
+//!
+//! let devnet = Devnet::start(DevnetConfig::new("/tmp/devnet-deposits.sqlite"))?;
+//! let services_url = devnet.services_url(); // {services_url}/jwt, /signer, /ua
+//! # let deposit_address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+//! devnet.deposit(deposit_address, 8453, TokenType::USDC, "1500000", None)?;
+//! devnet.fail_next_sweeps(1, SweepFaultMode::Reject);
+//! assert_eq!(devnet.ledger_balance(deposit_address, 8453, TokenType::USDC)?, "1500000");
+//! # Ok::<(), depositkit_devnet::Error>(())
+//! ```
 
 pub mod auth;
 pub mod config;
@@ -31,6 +48,7 @@ pub mod methods;
 pub mod rpc;
 pub mod secret;
 pub mod server;
+pub mod services;
 pub mod store;
 pub mod time;
 
@@ -39,7 +57,9 @@ pub use demo::{DemoCredentials, ensure_demo};
 pub use error::{Error, Result};
 pub use faults::Fault;
 pub use rpc::codes;
-pub use server::{BoundServer, Devnet, RunningDevnet};
+pub use server::{BoundServer, Deposit, Devnet, RunningDevnet};
+pub use services::faults::{Service, SweepFaultMode};
+pub use services::jwt::{BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID};
 pub use store::{
     ChainFamily, NewUser, Profile, ProjectCredentials, SessionStatus, Store, User, Wallet,
 };

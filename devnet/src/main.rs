@@ -12,15 +12,18 @@ use depositkit_devnet::config::{
     DB_ENV_VAR, DEFAULT_DB_PATH, DEFAULT_MAX_BODY_BYTES, DEFAULT_SHUTDOWN_GRACE,
 };
 use depositkit_devnet::server::{base_url, build_runtime};
+use depositkit_devnet::services::admin::{self, DepositRequest};
+use depositkit_devnet::services::prices::Prices;
 use depositkit_devnet::{
     BoundServer, ChainFamily, DevnetConfig, NewUser, Profile, Result, Store, ensure_demo,
 };
+use serde_json::{Value, json};
 
 #[derive(Parser)]
 #[command(
     name = "depositkit-devnet",
     version,
-    about = "Local emulator of the depositkit user-lookup JSON-RPC service"
+    about = "Local emulator of the services depositkit uses: user lookup (JSON-RPC), JWT, signer and universal accounts"
 )]
 struct Cli {
     /// SQLite database file (created with the schema when missing).
@@ -32,7 +35,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the JSON-RPC service at http://HOST:PORT/user-rpc until SIGINT or SIGTERM.
+    /// Serve every service (/user-rpc, /jwt, /signer, /ua, /devnet) until SIGINT or SIGTERM.
     Serve(ServeArgs),
     /// Manage projects.
     #[command(subcommand)]
@@ -52,6 +55,9 @@ enum Command {
     /// Record addresses that interacted with a project.
     #[command(subcommand)]
     Interaction(InteractionCommand),
+    /// Credit an incoming transfer to an address (a deposit when a universal account owns it);
+    /// prints {"txHash", "accountId", "rawAmount", "decimals"}. A running server sees it at once.
+    Deposit(DepositArgs),
     /// Import users from a JSON array of User records (one transaction; prints their uuids).
     Import {
         /// Project to import into.
@@ -79,6 +85,34 @@ struct ServeArgs {
     /// Log one line per request to stderr.
     #[arg(long)]
     verbose: bool,
+    /// Lifetime of the JWTs the JWT service issues, in seconds.
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..), value_name = "SECONDS")]
+    jwt_ttl_seconds: u64,
+    /// How long a sweep quote can be sent, in seconds.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..), value_name = "SECONDS")]
+    quote_ttl_seconds: u64,
+}
+
+#[derive(Args)]
+struct DepositArgs {
+    /// Receiving address (an account's EVM or Solana deposit address, or any other address).
+    #[arg(long)]
+    address: String,
+    /// Chain id of the transfer.
+    #[arg(long)]
+    chain_id: u64,
+    /// Token symbol (ETH, USDC, USDT, BTC, SOL, BNB).
+    #[arg(long)]
+    token: String,
+    /// Amount in whole tokens (1.5).
+    #[arg(long, required_unless_present = "raw_amount", conflicts_with = "raw_amount")]
+    amount: Option<String>,
+    /// Amount in the token's smallest units (1500000).
+    #[arg(long)]
+    raw_amount: Option<String>,
+    /// The sender, shown in the account's history.
+    #[arg(long)]
+    sender: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -318,6 +352,26 @@ fn run(cli: Cli) -> Result<()> {
         Command::Interaction(InteractionCommand::Add { project, chain, address }) => {
             open(&db)?.add_interaction(&project, chain, &address)
         }
+        Command::Deposit(args) => {
+            let request = DepositRequest {
+                address: args.address,
+                chain_id: args.chain_id,
+                token: args.token,
+                amount: args.amount.map(Value::String),
+                raw_amount: args.raw_amount,
+                sender: args.sender,
+            };
+            let (credited, raw, decimals) =
+                admin::deposit(&open(&db)?, &Prices::default(), &request)
+                    .map_err(|e| depositkit_devnet::Error::invalid("deposit", e.message))?;
+            print_json(&json!({
+                "txHash": credited.tx_hash,
+                "accountId": credited.account_id,
+                "rawAmount": raw.to_string(),
+                "decimals": decimals,
+            }));
+            Ok(())
+        }
         Command::Import { project, file } => {
             for uuid in open(&db)?.import_file(&project, &file)? {
                 println!("{uuid}");
@@ -329,6 +383,17 @@ fn run(cli: Cli) -> Result<()> {
 
 fn open(db: &Path) -> Result<Store> {
     Store::open_with_connections(db, 1)
+}
+
+/// `{"servicesUrl", "jwt", "signer", "ua", "userRpc"}` under `base`.
+fn service_urls(base: &str) -> Value {
+    json!({
+        "servicesUrl": base,
+        "jwt": format!("{base}/jwt"),
+        "signer": format!("{base}/signer"),
+        "ua": format!("{base}/ua"),
+        "userRpc": format!("{base}/user-rpc"),
+    })
 }
 
 fn print_json(value: &impl serde::Serialize) {
@@ -345,6 +410,8 @@ fn serve(db: &Path, args: ServeArgs) -> Result<()> {
         fault_injection: args.enable_fault_injection,
         verbose: args.verbose,
         shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        jwt_ttl: Duration::from_secs(args.jwt_ttl_seconds),
+        quote_ttl: Duration::from_secs(args.quote_ttl_seconds),
     };
     let server = BoundServer::bind(&config, store)?;
     let runtime = build_runtime()?;
@@ -354,11 +421,22 @@ fn serve(db: &Path, args: ServeArgs) -> Result<()> {
         let stop = signals::install()
             .map_err(|e| depositkit_devnet::Error::io("cannot install signal handlers", e))?;
         let mut out = std::io::stdout().lock();
+        let base = base_url(server.local_addr());
+        // One JSON line before the listening line: the service URLs, joined to the demo
+        // credentials with --demo (so readers taking the one JSON line as the demo keep working).
+        let mut line = service_urls(&base);
         if let Some(demo) = &demo {
-            let line = serde_json::to_string(demo).expect("credentials serialize");
-            writeln!(out, "{line}").map_err(|e| depositkit_devnet::Error::io("stdout", e))?;
+            let Value::Object(demo) = serde_json::to_value(demo).expect("credentials serialize")
+            else {
+                unreachable!("credentials serialize to an object")
+            };
+            let urls = std::mem::replace(&mut line, Value::Object(demo));
+            if let (Value::Object(line), Value::Object(urls)) = (&mut line, urls) {
+                line.extend(urls);
+            }
         }
-        writeln!(out, "depositkit-devnet listening on {}", base_url(server.local_addr()))
+        writeln!(out, "{line}").map_err(|e| depositkit_devnet::Error::io("stdout", e))?;
+        writeln!(out, "depositkit-devnet listening on {base}")
             .and_then(|()| out.flush())
             .map_err(|e| depositkit_devnet::Error::io("stdout", e))?;
         drop(out);

@@ -14,7 +14,11 @@ use crate::config::DevnetConfig;
 use crate::error::{Error, Result};
 use crate::faults::{Fault, Faults};
 use crate::http::{self, AppState, USER_RPC_PATH};
+use crate::services::Services;
+use crate::services::admin::{self, DepositRequest, LedgerQuery};
+use crate::services::faults::{Service, SweepFaultMode};
 use crate::store::Store;
+use depositkit_core::TokenType;
 
 /// Extra time `shutdown` waits beyond the grace period before leaving the server thread behind.
 const SHUTDOWN_SLACK: Duration = Duration::from_secs(2);
@@ -40,6 +44,7 @@ impl Devnet {
         let addr = server.local_addr;
         let store = server.state.store.clone();
         let faults = server.state.faults.clone();
+        let services = Arc::clone(&server.state.services);
         let grace = config.shutdown_grace;
         let thread = std::thread::Builder::new()
             .name(format!("depositkit-devnet-{}", addr.port()))
@@ -56,6 +61,7 @@ impl Devnet {
             addr,
             store,
             faults,
+            services,
             grace,
             stop: Some(stop_tx),
             done: done_rx,
@@ -70,6 +76,7 @@ pub struct RunningDevnet {
     addr: SocketAddr,
     store: Store,
     faults: Arc<Faults>,
+    services: Arc<Services>,
     grace: Duration,
     stop: Option<oneshot::Sender<()>>,
     done: mpsc::Receiver<()>,
@@ -115,9 +122,130 @@ impl RunningDevnet {
         self.faults.inject(fault).map_err(|message| Error::invalid("fault", message))
     }
 
-    /// Disarms every pending fault.
+    /// Disarms every pending fault of every service (sweep faults and forged JWTs included).
     pub fn clear_faults(&self) {
         self.faults.clear();
+        self.services.faults.clear();
+        self.services.sweep_faults.clear();
+        self.services.jwt.clear_forged();
+    }
+
+    /// `http://HOST:PORT`: the `servicesUrl` of `docs/protocol.md` (the JWT service is under
+    /// `/jwt`, the signer under `/signer`, the universal-account service under `/ua`).
+    pub fn services_url(&self) -> String {
+        self.base_url()
+    }
+
+    /// Credits an incoming transfer of `raw_amount` (smallest units) of `token` on `chain_id`
+    /// to `address`, as `POST /devnet/deposits` does: a deposit when an account owns the
+    /// address, else a credit to the address's ledger.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the bad argument; database failures.
+    pub fn deposit(
+        &self,
+        address: &str,
+        chain_id: u64,
+        token: TokenType,
+        raw_amount: &str,
+        sender: Option<&str>,
+    ) -> Result<Deposit> {
+        let request = DepositRequest {
+            address: address.to_owned(),
+            chain_id,
+            token: token.symbol().to_owned(),
+            raw_amount: Some(raw_amount.to_owned()),
+            sender: sender.map(str::to_owned),
+            ..DepositRequest::default()
+        };
+        let (credited, _, _) =
+            admin::deposit(&self.services.store, &self.services.prices, &request)
+                .map_err(api_error)?;
+        Ok(Deposit { tx_hash: credited.tx_hash, account_id: credited.account_id })
+    }
+
+    /// What `address` holds of `token` on `chain_id`, in smallest units (`"0"` when nothing
+    /// arrived): an account's `rawAmount` for a deposit address, else the ledger's amount.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an unknown chain; database failures.
+    pub fn ledger_balance(&self, address: &str, chain_id: u64, token: TokenType) -> Result<String> {
+        let query = LedgerQuery {
+            address: Some(address.to_owned()),
+            chain_id: Some(chain_id),
+            token: Some(token.symbol().to_owned()),
+        };
+        let (raw, _) = admin::ledger_balance(&self.services, &query).map_err(api_error)?;
+        Ok(raw.to_string())
+    }
+
+    /// Sets the USD price of `token`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a price that is not a positive finite number up to 10^12.
+    pub fn set_price(&self, token: TokenType, usd: f64) -> Result<()> {
+        self.services.prices.set_usd(token, usd).map_err(|m| Error::invalid("price", m))
+    }
+
+    /// Makes a new JWT signing key current (the previous one stays in the JWKS); returns its
+    /// key id. Takes 0.1–0.4 s.
+    ///
+    /// # Errors
+    /// Generating or storing the key failed.
+    pub fn rotate_jwt_key(&self) -> Result<String> {
+        self.services.jwt.rotate()
+    }
+
+    /// The next `count` JWTs are signed by a key that is not in the JWKS.
+    ///
+    /// # Errors
+    /// Generating the forging key failed.
+    pub fn forge_next_jwts(&self, count: u32) -> Result<()> {
+        self.services.jwt.forge_next(count)
+    }
+
+    /// Every JWT issued so far (to `user_id`, the owner address of the JWT request, when given)
+    /// is refused by the services from now on with 401 `INVALID_SESSION`.
+    pub fn expire_sessions(&self, user_id: Option<&str>) {
+        self.services.jwt.expire(user_id);
+    }
+
+    /// The next `count` sweep sends get `mode` (0 disarms).
+    pub fn fail_next_sweeps(&self, count: u32, mode: SweepFaultMode) {
+        self.services.sweep_faults.arm(mode, count);
+    }
+
+    /// Arms `fault` for the next requests to `service` (`Service::UserRpc` is the same as
+    /// [`RunningDevnet::inject_fault`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a fault that makes no sense.
+    pub fn inject_service_fault(&self, service: Service, fault: &Fault) -> Result<()> {
+        self.inject_service_fault_at(service, None, fault)
+    }
+
+    /// Like [`RunningDevnet::inject_service_fault`], only for paths starting with `path` (below
+    /// the service's prefix, e.g. `/v1/sweeps/send`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a fault that makes no sense or a path on user-rpc.
+    pub fn inject_service_fault_at(
+        &self,
+        service: Service,
+        path: Option<&str>,
+        fault: &Fault,
+    ) -> Result<()> {
+        match (service, path) {
+            (Service::UserRpc, None) => self.inject_fault(fault),
+            (Service::UserRpc, Some(_)) => {
+                Err(Error::invalid("path", "user-rpc faults apply to its one path"))
+            }
+            (service, path) => self
+                .services
+                .faults
+                .inject(service, path, fault)
+                .map_err(|message| Error::invalid("fault", message)),
+        }
     }
 
     /// Stops accepting connections, lets in-flight requests finish (up to the configured
@@ -155,6 +283,19 @@ impl Drop for RunningDevnet {
     }
 }
 
+/// What [`RunningDevnet::deposit`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deposit {
+    /// The transfer's transaction hash.
+    pub tx_hash: String,
+    /// The account owning the address; `None` when it is no account's deposit address.
+    pub account_id: Option<String>,
+}
+
+fn api_error(error: crate::services::api::ApiError) -> Error {
+    Error::invalid("request", error.message)
+}
+
 /// `http://HOST:PORT` for a listening address.
 pub fn base_url(addr: SocketAddr) -> String {
     let ip = match addr.ip() {
@@ -175,20 +316,23 @@ pub struct BoundServer {
 }
 
 impl BoundServer {
-    /// Binds `config.listen`; requests are served from `store`.
+    /// Binds `config.listen`; requests are served from `store`. With no JWT key in the store
+    /// yet, the first one is generated on a background thread.
     ///
     /// # Errors
-    /// The address cannot be bound.
+    /// The address cannot be bound; the stored JWT keys cannot be read.
     pub fn bind(config: &DevnetConfig, store: Store) -> Result<Self> {
         let listener = TcpListener::bind(config.listen)
             .map_err(|e| Error::io(format!("cannot listen on {}", config.listen), e))?;
         let local_addr = listener.local_addr().map_err(|e| Error::io("listening socket", e))?;
         listener.set_nonblocking(true).map_err(|e| Error::io("listening socket", e))?;
+        let services = Arc::new(Services::new(store.clone(), config.jwt_ttl, config.quote_ttl)?);
         let state = Arc::new(AppState {
             store,
             faults: Arc::new(Faults::default()),
             max_body_bytes: config.max_body_bytes,
             fault_injection: config.fault_injection,
+            services,
         });
         Ok(BoundServer {
             listener,

@@ -180,8 +180,20 @@ fn seed_serve_call_and_stop_on_sigterm() {
     );
 
     let server = Server::start(&db.0, &["--verbose"]);
-    assert_eq!(server.lines.len(), 1, "{:?}", server.lines);
+    assert_eq!(server.lines.len(), 2, "{:?}", server.lines);
     assert!(server.base_url.starts_with("http://127.0.0.1:"));
+    let urls: Value = serde_json::from_str(&server.lines[0]).unwrap();
+    let base = &server.base_url;
+    assert_eq!(
+        urls,
+        json!({
+            "servicesUrl": base,
+            "jwt": format!("{base}/jwt"),
+            "signer": format!("{base}/signer"),
+            "ua": format!("{base}/ua"),
+            "userRpc": format!("{base}/user-rpc"),
+        })
+    );
     let url = server.rpc_url();
 
     let reply = call(&url, &project, &key, "getUserInfo", json!([user, token]));
@@ -218,6 +230,9 @@ fn serve_demo_prints_working_credentials_and_rotates_the_key_on_reuse() {
     let server = Server::start(&db.0, &["--demo", "--enable-fault-injection"]);
     assert_eq!(server.lines.len(), 2, "{:?}", server.lines);
     let demo: Value = serde_json::from_str(&server.lines[0]).unwrap();
+    // With --demo the one JSON line carries the service URLs too.
+    assert_eq!(demo["servicesUrl"], server.base_url.as_str());
+    assert_eq!(demo["ua"], format!("{}/ua", server.base_url));
     let field = |name: &str| {
         demo[name].as_str().unwrap_or_else(|| panic!("no {name} in {demo}")).to_owned()
     };
@@ -385,4 +400,81 @@ fn the_database_comes_from_the_environment() {
     let store = Store::open(&db.0).unwrap();
     let project = created["projectId"].as_str().unwrap();
     assert!(store.verify_server_key(project, created["serverKey"].as_str().unwrap()).unwrap());
+}
+
+#[test]
+fn serve_runs_the_deposit_services_and_deposit_credits_accounts() {
+    let db = TempDb::new();
+    let server = Server::start(&db.0, &["--verbose", "--jwt-ttl-seconds", "120"]);
+    let base = server.base_url.clone();
+    let agent = agent();
+    let post_json = |path: &str, jwt: Option<&str>, body: Value| {
+        common::deposit::call(&agent, "POST", &format!("{base}{path}"), jwt, &[], Some(&body))
+    };
+    let minted = post_json(
+        "/jwt/v1/jwt",
+        None,
+        json!({
+            "projectId": depositkit_devnet::BUILTIN_PROJECT_ID,
+            "clientKey": depositkit_devnet::BUILTIN_CLIENT_KEY,
+            "appId": depositkit_devnet::BUILTIN_APP_ID,
+            "userId": EVM_A,
+        }),
+    );
+    assert_eq!(minted.status, 200, "{}", minted.body);
+    assert_eq!(minted.json()["expiresIn"], 120);
+    let jwt = minted.json()["jwt"].as_str().unwrap().to_owned();
+    let wallet = common::deposit::call(
+        &agent,
+        "GET",
+        &format!("{base}/signer/v1/wallet"),
+        Some(&jwt),
+        &[],
+        None,
+    );
+    let wallet = wallet.json()["address"].as_str().unwrap().to_owned();
+    let account =
+        post_json("/ua/v1/accounts", Some(&jwt), json!({ "ownerAddress": wallet })).json();
+    let deposit_address = account["evmAddress"].as_str().unwrap();
+
+    // The deposit sub-command writes to the database the server reads.
+    let printed = ok(
+        &db.0,
+        &[
+            "deposit",
+            "--address",
+            deposit_address,
+            "--chain-id",
+            "8453",
+            "--token",
+            "usdc",
+            "--amount",
+            "2.5",
+            "--sender",
+            EVM_B,
+        ],
+    );
+    let printed: Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(printed["accountId"], account["accountId"]);
+    assert_eq!(printed["rawAmount"], "2500000");
+    let balances =
+        post_json("/ua/v1/balances", Some(&jwt), json!({ "accountIds": [account["accountId"]] }));
+    let line = &balances.json()["accounts"][account["accountId"].as_str().unwrap()]["balances"][0];
+    assert_eq!(line["rawAmount"], "2500000");
+    assert_eq!(line["received"], "2500000");
+    let out = run(
+        &db.0,
+        &["deposit", "--address", "0x12", "--chain-id", "1", "--token", "ETH", "--raw-amount", "1"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("address"));
+    let out = run(&db.0, &["deposit", "--address", EVM_A, "--chain-id", "1", "--token", "ETH"]);
+    assert_eq!(out.status.code(), Some(2), "neither --amount nor --raw-amount");
+
+    let (status, stderr) = server.stop(libc::SIGTERM);
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("POST /jwt/v1/jwt -> 200"), "{stderr}");
+    assert!(stderr.contains("POST /ua/v1/balances -> 200"), "{stderr}");
+    let signature_part = jwt.rsplit('.').next().unwrap();
+    assert!(!stderr.contains(signature_part), "JWT logged: {stderr}");
 }

@@ -2,6 +2,8 @@
 //! HTTP client (ureq) that returns every status with its body.
 #![allow(dead_code)]
 
+pub mod deposit;
+
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 

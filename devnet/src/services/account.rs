@@ -1,0 +1,60 @@
+//! Universal accounts (`docs/protocol.md` §3): one per owner, with deposit addresses derived
+//! deterministically from the owner, so the same owner gets the same addresses on any devnet.
+//!
+//! - account id: `acc_` + hex of the first 12 bytes of keccak256(`depositkit-devnet/ua/account/` + owner)
+//! - EVM deposit address: the last 20 bytes of keccak256(`depositkit-devnet/ua/evm/` + owner), EIP-55
+//! - Solana deposit address: base58 of sha256(`depositkit-devnet/ua/solana/` + owner)
+//!
+//! where owner is the lower-case owner address.
+
+use alloy_primitives::{Address, hex, keccak256};
+use sha2::{Digest, Sha256};
+
+use crate::error::Result;
+use crate::store::{Store, UaAccount};
+
+/// The account `owner` has (or would have), without touching the store.
+pub fn derive(owner: &str) -> UaAccount {
+    let owner = owner.trim().to_ascii_lowercase();
+    let id = keccak256(format!("depositkit-devnet/ua/account/{owner}"));
+    let evm = keccak256(format!("depositkit-devnet/ua/evm/{owner}"));
+    let solana = Sha256::digest(format!("depositkit-devnet/ua/solana/{owner}"));
+    UaAccount {
+        id: format!("acc_{}", hex::encode(&id[..12])),
+        evm_address: Address::from_slice(&evm[12..]).to_checksum(None),
+        solana_address: bs58::encode(solana).into_string(),
+        owner,
+    }
+}
+
+/// The account of `owner`, created on first use.
+///
+/// # Errors
+/// Database failures.
+pub fn open(store: &Store, owner: &str) -> Result<UaAccount> {
+    store.insert_ua_account(&derive(owner))
+}
+
+#[cfg(test)]
+mod tests {
+    use depositkit_core::{AddressType, validate_address_for_chain};
+
+    use super::*;
+
+    #[test]
+    fn derived_addresses_are_valid_stable_and_distinct() {
+        let a = derive("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
+        assert_eq!(a, derive("0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"));
+        assert_eq!(validate_address_for_chain(&a.evm_address, 1).unwrap(), AddressType::Evm);
+        assert_eq!(
+            validate_address_for_chain(&a.solana_address, 101).unwrap(),
+            AddressType::Solana
+        );
+        assert!(a.id.starts_with("acc_") && a.id.len() == 28, "{}", a.id);
+        assert_ne!(a.evm_address, a.evm_address.to_lowercase(), "EIP-55 mixed case");
+        let b = derive("0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359");
+        assert_ne!(a.id, b.id);
+        assert_ne!(a.evm_address, b.evm_address);
+        assert_ne!(a.solana_address, b.solana_address);
+    }
+}

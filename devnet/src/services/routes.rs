@@ -1,0 +1,228 @@
+//! HTTP faces of the JWT service (`/jwt`), the signer (`/signer`) and the universal-account
+//! service (`/ua`), with the per-service fault layer in front of them.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::api::{ApiError, ApiResult, blocking, codes, read_json, reply};
+use super::balances::{self, AccountRequest, BATCH_SESSIONS_HEADER, BalancesRequest};
+use super::faults::Service;
+use super::history::{self, HistoryQuery};
+use super::jwt::MintRequest;
+use super::signer::Wallet;
+use super::sweeps::{self, QuoteRequest, SendRequest};
+use crate::http::AppState;
+
+/// The header a host with its own project id sends (spec §5.2); it makes sweeps pay 1%.
+pub const UA_PROJECT_ID_HEADER: &str = "x-ua-project-id";
+
+/// The routes of the three services.
+pub(crate) fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/jwt/v1/jwt", post(mint))
+        .route("/jwt/.well-known/jwks.json", get(jwks))
+        .route("/jwt/health", get(health))
+        .route("/signer/v1/wallet", get(wallet))
+        .route("/signer/v1/sign", post(sign))
+        .route("/ua/v1/accounts", post(accounts))
+        .route("/ua/v1/balances", post(balances_endpoint))
+        .route("/ua/v1/sweeps/quote", post(quote))
+        .route("/ua/v1/sweeps/send", post(send))
+        .route("/ua/v1/sweeps/{quote_id}", get(sweep_status))
+        .route("/ua/v1/transactions", get(transactions))
+        .route_layer(middleware::from_fn_with_state(state, inject_faults))
+}
+
+/// Applies a pending fault of the request's service: waits, and/or answers the injected status
+/// (with `INJECTED_FAULT` and `Retry-After`) instead of serving.
+async fn inject_faults(State(app): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let Some((service, path)) = Service::of_path(request.uri().path()) else {
+        return next.run(request).await;
+    };
+    let planned = app.services.faults.take(service, path);
+    if let Some(delay) = planned.delay {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some((status, retry_after)) = planned.status {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut error = ApiError::new(
+            status,
+            codes::INJECTED_FAULT,
+            format!("injected fault: HTTP {}", status.as_u16()),
+        );
+        error.retry_after = retry_after;
+        return error.into_response();
+    }
+    next.run(request).await
+}
+
+async fn health() -> Response {
+    reply(Ok(json!({ "status": "ok" })))
+}
+
+async fn mint(State(app): State<Arc<AppState>>, body: Body) -> Response {
+    let result = async {
+        let request: MintRequest = read_json(body, app.max_body_bytes).await?;
+        let services = Arc::clone(&app.services);
+        blocking(move || services.jwt.mint(&request)).await
+    };
+    reply(result.await)
+}
+
+async fn jwks(State(app): State<Arc<AppState>>) -> Response {
+    let services = Arc::clone(&app.services);
+    reply(blocking(move || services.jwt.jwks()).await)
+}
+
+async fn wallet(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let services = Arc::clone(&app.services);
+    reply(
+        blocking(move || {
+            let wallet = services.session_wallet(&headers)?;
+            Ok(json!({ "address": wallet.checksummed() }))
+        })
+        .await,
+    )
+}
+
+#[derive(Deserialize)]
+struct SignRequest {
+    message: Option<String>,
+}
+
+async fn sign(State(app): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    with_session(&app, headers, body, |_, wallet, _, request: SignRequest| {
+        let message = request
+            .message
+            .as_deref()
+            .and_then(|m| m.strip_prefix("0x"))
+            .and_then(|m| alloy_primitives::hex::decode(m).ok())
+            .filter(|bytes| bytes.len() == 32)
+            .ok_or_else(|| {
+                ApiError::invalid("\"message\" must be 0x + 64 hex digits (32 bytes)")
+            })?;
+        let signature = wallet.personal_sign(&message).map_err(ApiError::internal)?;
+        Ok(json!({
+            "signature": format!("0x{}", alloy_primitives::hex::encode(signature)),
+            "address": wallet.checksummed(),
+        }))
+    })
+    .await
+}
+
+async fn accounts(State(app): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    with_session(&app, headers, body, |services, wallet, _, request: AccountRequest| {
+        balances::open_account(services, wallet, &request)
+    })
+    .await
+}
+
+async fn balances_endpoint(
+    State(app): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    with_session(&app, headers, body, |services, wallet, headers, request: BalancesRequest| {
+        let mut owners = HashSet::from([owner_of(wallet)]);
+        if let Some(batch) = headers.get(BATCH_SESSIONS_HEADER) {
+            let batch =
+                batch.to_str().map_err(|_| ApiError::session("X-Batch-Sessions is not ASCII"))?;
+            for jwt in batch.split(',').map(str::trim).filter(|jwt| !jwt.is_empty()) {
+                let session = services.jwt.verify(jwt)?;
+                owners.insert(owner_of(&services.wallet(&session)?));
+            }
+        }
+        balances::balances(services, &owners, &request)
+    })
+    .await
+}
+
+async fn quote(State(app): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    with_session(&app, headers, body, |services, wallet, headers, request: QuoteRequest| {
+        let service_fee = headers
+            .get(UA_PROJECT_ID_HEADER)
+            .is_some_and(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace));
+        sweeps::quote(services, wallet, &request, service_fee)
+    })
+    .await
+}
+
+async fn send(State(app): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    with_session(&app, headers, body, |services, wallet, _, request: SendRequest| {
+        sweeps::send(services, wallet, &request)
+    })
+    .await
+}
+
+async fn sweep_status(
+    State(app): State<Arc<AppState>>,
+    Path(quote_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let services = Arc::clone(&app.services);
+    reply(
+        blocking(move || {
+            let wallet = services.session_wallet(&headers)?;
+            sweeps::status(&services, &wallet, &quote_id)
+        })
+        .await,
+    )
+}
+
+async fn transactions(
+    State(app): State<Arc<AppState>>,
+    query: Result<Query<HistoryQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let services = Arc::clone(&app.services);
+    reply(
+        blocking(move || {
+            let wallet = services.session_wallet(&headers)?;
+            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+            history::transactions(&services, &wallet, &query)
+        })
+        .await,
+    )
+}
+
+/// Reads the body, then (on the blocking pool) checks the session and finds its wallet before
+/// parsing the body as `T` and running `work`: a request without a valid session gets 401
+/// whatever its body.
+async fn with_session<T, F>(
+    app: &Arc<AppState>,
+    headers: HeaderMap,
+    body: Body,
+    work: F,
+) -> Response
+where
+    T: DeserializeOwned,
+    F: FnOnce(&super::Services, &Wallet, &HeaderMap, T) -> ApiResult + Send + 'static,
+{
+    let services = Arc::clone(&app.services);
+    let result = async {
+        let value: Value = read_json(body, app.max_body_bytes).await?;
+        blocking(move || {
+            let wallet = services.session_wallet(&headers)?;
+            let request = serde_json::from_value(value)
+                .map_err(|e| ApiError::invalid(format!("bad request body: {e}")))?;
+            work(&services, &wallet, &headers, request)
+        })
+        .await
+    };
+    reply(result.await)
+}
+
+fn owner_of(wallet: &Wallet) -> String {
+    wallet.checksummed().to_ascii_lowercase()
+}

@@ -1,0 +1,96 @@
+//! The auth-core signer (`docs/protocol.md` §2): one secp256k1 wallet per JWT `sub`, created on
+//! first use and kept in the store, signing 32-byte messages with EIP-191 `personal_sign`.
+
+use alloy_primitives::{Address, Signature, eip191_hash_message};
+use k256::ecdsa::SigningKey;
+
+use crate::error::{Error, Result};
+use crate::store::{Store, StoredWallet};
+
+/// The intermediary wallet of one `sub`. `Debug` shows only the address.
+pub struct Wallet {
+    pub address: Address,
+    key: SigningKey,
+}
+
+impl std::fmt::Debug for Wallet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wallet").field("address", &self.address).finish_non_exhaustive()
+    }
+}
+
+impl Wallet {
+    /// The EIP-55 address.
+    pub fn checksummed(&self) -> String {
+        self.address.to_checksum(None)
+    }
+
+    /// The 65-byte `r ‖ s ‖ v` EIP-191 signature of `message` (`v` is 27 or 28).
+    ///
+    /// # Errors
+    /// Signing failed (it does not for a valid key).
+    pub fn personal_sign(&self, message: &[u8]) -> Result<[u8; 65]> {
+        let hash = eip191_hash_message(message);
+        let (signature, recovery) = self
+            .key
+            .sign_prehash_recoverable(hash.as_slice())
+            .map_err(|e| Error::io("signing", std::io::Error::other(e.to_string())))?;
+        Ok(Signature::from_signature_and_parity(signature, recovery.is_y_odd()).as_bytes())
+    }
+}
+
+/// The wallet of `sub`, created (and stored) on first use.
+///
+/// # Errors
+/// Database failures, or a stored key that is not a secp256k1 key.
+pub fn wallet(store: &Store, sub: &str) -> Result<Wallet> {
+    let stored = match store.signer_wallet(sub)? {
+        Some(stored) => stored,
+        None => {
+            let key = random_key();
+            let address = Address::from_private_key(&key).to_checksum(None);
+            let fresh = StoredWallet { address, secret_key: key.to_bytes().to_vec() };
+            store.insert_signer_wallet(sub, &fresh)?
+        }
+    };
+    let key = SigningKey::from_slice(&stored.secret_key)
+        .map_err(|_| Error::invalid("signer_wallets.secret_key", "not a secp256k1 key"))?;
+    Ok(Wallet { address: Address::from_private_key(&key), key })
+}
+
+/// The address `signature` (65 bytes, `v` 0/1/27/28) of EIP-191 `message` recovers to.
+pub fn recover(message: &[u8], signature: &[u8]) -> Option<Address> {
+    Signature::from_raw(signature).ok()?.recover_address_from_msg(message).ok()
+}
+
+fn random_key() -> SigningKey {
+    loop {
+        // Fails only for zero or a value at or above the curve order: try again.
+        if let Ok(key) = SigningKey::from_slice(&rand::random::<[u8; 32]>()) {
+            return key;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::TempDb;
+
+    #[test]
+    fn wallets_are_stable_and_signatures_recover() {
+        let db = TempDb::new();
+        let store = Store::open(&db.0).unwrap();
+        let a = wallet(&store, "ua:0xa").unwrap();
+        assert_eq!(wallet(&store, "ua:0xa").unwrap().address, a.address);
+        assert_ne!(wallet(&store, "ua:0xb").unwrap().address, a.address);
+        assert!(!format!("{a:?}").contains("key"));
+
+        let message = [7u8; 32];
+        let signature = a.personal_sign(&message).unwrap();
+        assert!(matches!(signature[64], 27 | 28));
+        assert_eq!(recover(&message, &signature), Some(a.address));
+        assert_ne!(recover(&[8u8; 32], &signature), Some(a.address));
+        assert_eq!(recover(&message, &signature[..64]), None);
+    }
+}

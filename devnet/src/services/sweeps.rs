@@ -1,0 +1,323 @@
+//! Sweeps (`docs/protocol.md` §3): pricing a conversion of one deposit (`quote`), executing it
+//! with the owner's signature (`send`, idempotent per quote), and asking what became of a quote
+//! (`status`).
+
+use alloy_primitives::{Address, B256, hex, keccak256};
+use axum::http::StatusCode;
+use depositkit_core::{
+    Chain, TokenType, U256, get_token_decimals, is_supported_destination_token, parse_raw_amount,
+    validate_address_for_chain,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::api::{ApiError, ApiResult, codes};
+use super::faults::SweepFaultMode;
+use super::fees::{self, MathError, QuoteInput};
+use super::signer::{self, Wallet};
+use super::{Services, explorer};
+use crate::describe::quote as quoted;
+use crate::store::{QuoteRecord, SweepOutcome, SweepPlan, SweepRecord, UaAccount, new_tx_hash};
+use crate::time;
+
+/// `POST /v1/sweeps/quote`'s body.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuoteRequest {
+    pub account_id: String,
+    pub source: SourceSpec,
+    pub destination: DestinationSpec,
+}
+
+/// What to spend.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceSpec {
+    pub chain_id: u64,
+    pub token: String,
+    pub raw_amount: String,
+}
+
+/// Where to deliver.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DestinationSpec {
+    pub chain_id: u64,
+    pub token: String,
+    pub address: String,
+}
+
+/// `POST /v1/sweeps/send`'s body.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendRequest {
+    pub quote_id: String,
+    pub signature: String,
+}
+
+/// Prices `request` for the session's `wallet`; `service_fee` when the caller sent
+/// `X-UA-Project-Id`. The quote is stored and can be sent until it expires.
+///
+/// # Errors
+/// 400 `INVALID_REQUEST`, `UNSUPPORTED_ROUTE`, `INSUFFICIENT_BALANCE`, `BELOW_MINIMUM`;
+/// 403 `NOT_YOUR_ACCOUNT`.
+pub fn quote(
+    services: &Services,
+    wallet: &Wallet,
+    request: &QuoteRequest,
+    service_fee: bool,
+) -> ApiResult {
+    let account = owned_account(services, wallet, &request.account_id)?;
+    let (src, dst) = (&request.source, &request.destination);
+    let src_chain = known_chain("source.chainId", src.chain_id)?;
+    let src_token = token("source.token", &src.token)?;
+    let src_raw = parse_raw_amount(&src.raw_amount)
+        .map_err(|e| ApiError::invalid(format!("source.rawAmount: {}", e.message())))?;
+    if src_raw.is_zero() {
+        return Err(ApiError::invalid("source.rawAmount must be positive"));
+    }
+    let dst_chain = known_chain("destination.chainId", dst.chain_id)?;
+    let dst_token = token("destination.token", &dst.token)?;
+    if !is_supported_destination_token(dst_token, dst_chain.id()) {
+        return Err(ApiError::bad_request(
+            codes::UNSUPPORTED_ROUTE,
+            format!("{dst_token} cannot be delivered on {}", dst_chain.name()),
+        ));
+    }
+    validate_address_for_chain(&dst.address, dst_chain.id())
+        .map_err(|e| ApiError::invalid(format!("destination.address: {}", e.message())))?;
+
+    let held = services
+        .store
+        .ua_balances(&account.id)
+        .map_err(ApiError::internal)?
+        .into_iter()
+        .find(|l| l.chain_id == src_chain.id() && l.token == src_token)
+        .map_or(U256::ZERO, |l| l.raw_amount);
+    if held < src_raw {
+        return Err(ApiError::bad_request(
+            codes::INSUFFICIENT_BALANCE,
+            format!(
+                "the account holds {held} of {src_token} on {}, less than {src_raw}",
+                src_chain.name()
+            ),
+        ));
+    }
+
+    let src_decimals = get_token_decimals(src_token, Some(src_chain.id()));
+    let dst_decimals = get_token_decimals(dst_token, Some(dst_chain.id()));
+    let src_price = services.prices.usd(src_token);
+    let dst_price = services.prices.usd(dst_token);
+    let math = fees::quote(&QuoteInput {
+        src_raw,
+        src_decimals,
+        src_price_usd: src_price,
+        dst_decimals,
+        dst_price_usd: dst_price,
+        gas_usd: services.prices.gas_usd(dst_chain.id()),
+        service_fee,
+    })
+    .map_err(|e| match e {
+        MathError::BelowMinimum => {
+            ApiError::bad_request(codes::BELOW_MINIMUM, "the value does not cover the fees")
+        }
+        MathError::TooLarge => ApiError::invalid("source.rawAmount is too large to price"),
+    })?;
+
+    let now = time::now_ms();
+    let quote_id = format!("q_{}", hex::encode(rand::random::<[u8; 16]>()));
+    let expires_at =
+        now.saturating_add(i64::try_from(services.quote_ttl.as_millis()).unwrap_or(i64::MAX));
+    let root_hash = keccak256(format!(
+        "depositkit-devnet/quote/{quote_id}/{}/{}/{src_token}/{src_raw}/{}/{dst_token}/{}/{}/{expires_at}",
+        account.id,
+        src_chain.id(),
+        dst_chain.id(),
+        dst.address,
+        math.delivered,
+    ));
+    let root_hash = format!("{root_hash:#x}");
+    let body = json!({
+        "quoteId": quote_id,
+        "accountId": account.id,
+        "rootHash": root_hash,
+        "expiresAt": expires_at,
+        "source": {
+            "chainId": src_chain.id(),
+            "token": src_token,
+            "rawAmount": src_raw.to_string(),
+            "decimals": src_decimals,
+            "priceUSD": src_price,
+            "valueUSD": fees::usd_f64(math.value),
+        },
+        "destination": {
+            "chainId": dst_chain.id(),
+            "token": dst_token,
+            "address": dst.address,
+            "decimals": dst_decimals,
+            "priceUSD": dst_price,
+            "rawAmount": math.delivered.to_string(),
+        },
+        "fees": {
+            "gasUSD": fees::usd_f64(math.gas),
+            "lpUSD": fees::usd_f64(math.lp),
+            "serviceUSD": fees::usd_f64(math.service),
+            "totalUSD": fees::usd_f64(math.total),
+        },
+    });
+    services
+        .store
+        .insert_quote(&QuoteRecord {
+            id: quote_id,
+            account_id: account.id,
+            root_hash,
+            src_chain_id: src_chain.id(),
+            src_token,
+            src_raw,
+            src_price_usd: src_price,
+            dst_chain_id: dst_chain.id(),
+            dst_token,
+            dst_address: dst.address.clone(),
+            dst_raw: math.delivered,
+            dst_price_usd: dst_price,
+            body: body.to_string(),
+            expires_at,
+            created_at: now,
+        })
+        .map_err(ApiError::internal)?;
+    Ok(body)
+}
+
+/// Executes a quote signed by the account's owner; the same answer again for a quote already
+/// sent.
+///
+/// # Errors
+/// 404 `UNKNOWN_QUOTE`, 403 `NOT_YOUR_ACCOUNT`, 400 `BAD_SIGNATURE` / `ROUTE_FAILED`, 410
+/// `QUOTE_EXPIRED`, 409 `INSUFFICIENT_BALANCE`.
+pub fn send(services: &Services, wallet: &Wallet, request: &SendRequest) -> ApiResult {
+    let quote =
+        services.store.quote(&request.quote_id).map_err(ApiError::internal)?.ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                codes::UNKNOWN_QUOTE,
+                format!("no quote {}", quoted(&request.quote_id)),
+            )
+        })?;
+    let account = owned_account(services, wallet, &quote.account_id)?;
+    check_signature(&account, &quote, &request.signature)?;
+    if let Some(done) = services.store.sweep(&quote.id).map_err(ApiError::internal)? {
+        return Ok(sweep_body(&done));
+    }
+    let now = time::now_ms();
+    if now > quote.expires_at {
+        return Err(ApiError::new(
+            StatusCode::GONE,
+            codes::QUOTE_EXPIRED,
+            format!("quote {} expired; quote again", quote.id),
+        ));
+    }
+    let transaction_id = new_tx_hash();
+    let plan = match services.sweep_faults.take() {
+        Some(SweepFaultMode::Reject) => {
+            return Err(ApiError::bad_request(
+                codes::ROUTE_FAILED,
+                "injected fault: the route was rejected; no money moved",
+            ));
+        }
+        Some(SweepFaultMode::Fail) => SweepPlan::Fail {
+            transaction_id,
+            error: "injected fault: the sweep failed; the money stays in the account".into(),
+        },
+        None => SweepPlan::Deliver {
+            explorer_url: explorer::tx_url(quote.dst_chain_id, &transaction_id),
+            transaction_id,
+        },
+    };
+    match services.store.execute_sweep(&quote, &plan, now).map_err(ApiError::from)? {
+        SweepOutcome::Executed(done) | SweepOutcome::AlreadySent(done) => Ok(sweep_body(&done)),
+        SweepOutcome::InsufficientBalance => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            codes::INSUFFICIENT_BALANCE,
+            "the balance changed since the quote; no money moved",
+        )),
+    }
+}
+
+/// What became of quote `quote_id`.
+///
+/// # Errors
+/// 404 `NOT_SENT` (never sent, or no such quote), 403 `NOT_YOUR_ACCOUNT`.
+pub fn status(services: &Services, wallet: &Wallet, quote_id: &str) -> ApiResult {
+    let not_sent = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            codes::NOT_SENT,
+            format!("quote {} was not sent", quoted(quote_id)),
+        )
+    };
+    let quote = services.store.quote(quote_id).map_err(ApiError::internal)?.ok_or_else(not_sent)?;
+    owned_account(services, wallet, &quote.account_id)?;
+    let done = services.store.sweep(quote_id).map_err(ApiError::internal)?.ok_or_else(not_sent)?;
+    Ok(sweep_body(&done))
+}
+
+/// The account `account_id` when the session's wallet owns it.
+///
+/// # Errors
+/// 403 `NOT_YOUR_ACCOUNT` (also for an unknown account).
+pub fn owned_account(
+    services: &Services,
+    wallet: &Wallet,
+    account_id: &str,
+) -> ApiResult<UaAccount> {
+    let owner = wallet.checksummed().to_ascii_lowercase();
+    services
+        .store
+        .ua_account(account_id)
+        .map_err(ApiError::internal)?
+        .filter(|a| a.owner == owner)
+        .ok_or_else(|| ApiError::not_yours(account_id))
+}
+
+fn check_signature(account: &UaAccount, quote: &QuoteRecord, signature: &str) -> ApiResult<()> {
+    let bad = || {
+        ApiError::bad_request(
+            codes::BAD_SIGNATURE,
+            "the signature is not the account owner's EIP-191 signature of rootHash",
+        )
+    };
+    let root: B256 = quote.root_hash.parse().map_err(|_| ApiError::internal("stored rootHash"))?;
+    let signature = hex::decode(signature.trim()).map_err(|_| bad())?;
+    let owner: Address = account.owner.parse().map_err(|_| bad())?;
+    match signer::recover(root.as_slice(), &signature) {
+        Some(signer) if signer == owner => Ok(()),
+        _ => Err(bad()),
+    }
+}
+
+fn sweep_body(done: &SweepRecord) -> Value {
+    let mut body = json!({
+        "transactionId": done.transaction_id,
+        "quoteId": done.quote_id,
+        "status": done.status,
+        "deliveredRawAmount": done.delivered.to_string(),
+    });
+    if let Some(url) = &done.explorer_url {
+        body["explorerUrl"] = json!(url);
+    }
+    if let Some(error) = &done.error {
+        body["error"] = json!(error);
+    }
+    body
+}
+
+fn known_chain(field: &str, chain_id: u64) -> ApiResult<Chain> {
+    Chain::from_id(chain_id)
+        .ok_or_else(|| ApiError::invalid(format!("{field}: unknown chain id {chain_id}")))
+}
+
+fn token(field: &str, symbol: &str) -> ApiResult<TokenType> {
+    symbol
+        .parse()
+        .map_err(|e: depositkit_core::Error| ApiError::invalid(format!("{field}: {}", e.message())))
+}
