@@ -91,6 +91,52 @@ impl JsonPoster {
     /// POSTs `body` to `url` with `headers`, retrying 429, 5xx, refused connections and
     /// timeouts as the policy says. `url` must not hold credentials: it appears in messages.
     pub(crate) fn post(&self, url: &str, headers: &[(&str, &str)], body: &str) -> Result<Reply> {
+        self.with_retries(url, headers, Some(body))
+    }
+
+    /// GETs `url` with `headers`, retrying like [`JsonPoster::post`].
+    pub(crate) fn get(&self, url: &str, headers: &[(&str, &str)]) -> Result<Reply> {
+        self.with_retries(url, headers, None)
+    }
+
+    /// POSTs `body` exactly once, for requests that must not be repeated blindly. Every status
+    /// comes back as a [`Reply`] (429 and 5xx included); a transport failure says whether the
+    /// request may have reached the server.
+    pub(crate) fn post_once(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> std::result::Result<Reply, OnceFailure> {
+        let mut request = self.agent.post(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = match request.send(body) {
+            Ok(response) => response,
+            Err(e) => return Err(once_failure(url, e)),
+        };
+        let status = response.status().as_u16();
+        let read = response.into_body().with_config().limit(MAX_RESPONSE_BYTES).read_to_string();
+        match read {
+            Ok(body) => Ok(Reply { status, body }),
+            // The server answered: whatever it did, it did.
+            Err(e) => Err(OnceFailure {
+                error: Error::new(
+                    ErrorKind::Network,
+                    format!("reading the response of {url} (HTTP {status}) failed: {e}"),
+                ),
+                maybe_sent: true,
+            }),
+        }
+    }
+
+    fn with_retries(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> Result<Reply> {
         let attempts = self.retry.max_retries.saturating_add(1);
         let mut retry = 0;
         loop {
@@ -111,18 +157,30 @@ impl JsonPoster {
         }
     }
 
-    /// One POST. The outer `Result` is a final error, the inner one a retryable failure.
+    /// One request. The outer `Result` is a final error, the inner one a retryable failure.
     fn attempt(
         &self,
         url: &str,
         headers: &[(&str, &str)],
-        body: &str,
+        body: Option<&str>,
     ) -> Result<std::result::Result<Reply, Retryable>> {
-        let mut request = self.agent.post(url);
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let response = match request.send(body) {
+        let sent = match body {
+            Some(body) => {
+                let mut request = self.agent.post(url);
+                for (name, value) in headers {
+                    request = request.header(*name, *value);
+                }
+                request.send(body)
+            }
+            None => {
+                let mut request = self.agent.get(url);
+                for (name, value) in headers {
+                    request = request.header(*name, *value);
+                }
+                request.call()
+            }
+        };
+        let response = match sent {
             Ok(response) => response,
             Err(e) => return transport_failure(url, e).map(Err),
         };
@@ -146,6 +204,36 @@ impl JsonPoster {
             Err(e) => transport_failure(url, e).map(Err),
         }
     }
+}
+
+/// Why a [`JsonPoster::post_once`] request got no answer.
+#[derive(Debug)]
+pub(crate) struct OnceFailure {
+    /// What went wrong ([`ErrorKind::Network`], [`ErrorKind::Timeout`], …).
+    pub error: Error,
+    /// `false` only when the request certainly never reached the server (the connection was
+    /// refused or never made); `true` when it may have been received and acted on.
+    pub maybe_sent: bool,
+}
+
+fn once_failure(url: &str, error: ureq::Error) -> OnceFailure {
+    let not_sent = matches!(
+        &error,
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound | ureq::Error::BadUri(_)
+    ) || matches!(&error, ureq::Error::Io(e) if e.kind() == IoKind::ConnectionRefused);
+    let error = match transport_failure(url, error) {
+        Ok(Retryable::Transport { timed_out: true, .. }) => {
+            Error::new(ErrorKind::Timeout, format!("request to {url} timed out"))
+        }
+        Ok(Retryable::Transport { what, .. }) => {
+            Error::new(ErrorKind::Network, format!("request to {url} failed: {what}"))
+        }
+        Ok(Retryable::Status { status, .. }) => {
+            Error::new(ErrorKind::Network, format!("{url} answered HTTP {status}"))
+        }
+        Err(e) => e,
+    };
+    OnceFailure { error, maybe_sent: !not_sent }
 }
 
 /// Resolves IP-literal hosts without a lookup, and names through ureq's default resolver.

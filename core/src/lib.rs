@@ -2,12 +2,17 @@
 //!
 //! It holds the validation layer every later part builds on (the chain and token tables of the
 //! deposit spec §4, address checks, exact unit conversion, the error model) and the client of
-//! the user-lookup service ([`UserRpcClient`]). The C
+//! the user-lookup service ([`UserRpcClient`]), and the deposit client ([`DepositClient`]:
+//! deposit addresses, a watcher, a sweeper and lifecycle events over the services of
+//! `docs/protocol.md`, on one shared tokio runtime ([`runtime`]) behind a synchronous API). The C
 //! ABI (`depositkit-ffi`) and the Python package (`depositkit`) are thin faces over this crate.
 
 pub mod chains;
+pub mod deposit;
 pub mod error;
 pub mod http;
+pub mod runtime;
+pub mod services;
 pub mod tokens;
 pub mod units;
 pub mod users;
@@ -15,6 +20,11 @@ pub mod validate;
 
 pub use chains::{
     AddressType, Chain, get_address_type, get_chain_name, is_valid_destination_chain,
+};
+pub use deposit::{
+    ClientStatus, DepositAddresses, DepositClient, DepositClientConfig, DepositEvent,
+    DepositLifecycleEvent, DepositPhase, Destination, DestinationConfig, DetectedDeposit,
+    SubscriptionId, SweepResult, SweepStatus,
 };
 pub use error::{Error, ErrorKind, Result, RpcErrorObject};
 pub use http::RetryPolicy;

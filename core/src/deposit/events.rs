@@ -1,0 +1,413 @@
+//! Events of the deposit client and how they reach the host.
+//!
+//! [`DepositLifecycleEvent`] is the one event model of a deposit (spec §2). The client also
+//! reports status changes and background errors; all three travel as [`DepositEvent`].
+//!
+//! Delivery, two ways at once:
+//! - **Pull**: [`next_event`](super::DepositClient::next_event) takes the oldest queued event.
+//!   The queue is bounded (`event_queue_capacity`, default 1024); when it is full the
+//!   **oldest** event is dropped and counted
+//!   ([`dropped_events`](super::DepositClient::dropped_events)), so a host that never pulls
+//!   loses nothing but memory.
+//! - **Callbacks**: a library-owned thread (`depositkit-events`, one per client) calls every
+//!   subscribed callback, in subscription order, for every event. Callbacks never run on a
+//!   runtime thread nor while depositkit holds a lock, so they may call back into the client.
+//!   A panicking callback is caught; the panic is reported as a [`DepositEvent::Error`] in the
+//!   pull queue (not to the callbacks, so that a callback failing on errors cannot loop).
+//!
+//! An event is in the pull queue and handed to the dispatcher before the operation that caused
+//! it returns (for example [`poll_now`](super::DepositClient::poll_now)).
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::status::ClientStatus;
+use crate::error::ErrorKind;
+use crate::tokens::TokenType;
+
+/// The phase of a deposit (spec §3 `DepositPhase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DepositPhase {
+    /// Found by the watcher.
+    Detected,
+    /// A sweep attempt started (again at each retry).
+    Processing,
+    /// Delivered to the destination.
+    Credited,
+    /// The sweep failed (or its outcome is unknown); the deposit stays in the account.
+    Failed,
+    /// Worth less than the minimum; it is not swept.
+    BelowThreshold,
+}
+
+impl DepositPhase {
+    /// The spec's spelling (`"below_threshold"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DepositPhase::Detected => "detected",
+            DepositPhase::Processing => "processing",
+            DepositPhase::Credited => "credited",
+            DepositPhase::Failed => "failed",
+            DepositPhase::BelowThreshold => "below_threshold",
+        }
+    }
+}
+
+/// Where a deposit goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventDestination {
+    /// Receiving address.
+    pub address: String,
+    /// Destination chain.
+    pub chain_id: u64,
+}
+
+/// A deposit at one phase of its life (spec §2). `id` is the same in every phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DepositLifecycleEvent {
+    /// The deposit's id (see [`deposit_id`](super::deposit_id)).
+    pub id: String,
+    /// The phase it entered.
+    pub phase: DepositPhase,
+    /// The deposited token.
+    pub token: TokenType,
+    /// The source chain.
+    pub chain_id: u64,
+    /// Human-readable amount of the deposit.
+    pub amount: String,
+    /// Its USD value at detection.
+    #[serde(rename = "amountUSD")]
+    pub amount_usd: f64,
+    /// Where it goes (the destination at the time of the event).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub destination: Option<EventDestination>,
+    /// The delivering transaction (on `credited`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub transaction_id: Option<String>,
+    /// A block-explorer link to it (on `credited`, when the chain has an explorer).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub explorer_url: Option<String>,
+    /// Why it failed (on `failed`) or why it is below the threshold.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// When the phase was entered, unix milliseconds.
+    pub timestamp: u64,
+}
+
+/// Everything the client reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DepositEvent {
+    /// A deposit entered a phase (`deposit:lifecycle`).
+    Lifecycle(DepositLifecycleEvent),
+    /// The client's status changed (`status:change`).
+    StatusChanged(ClientStatus),
+    /// Something failed in the background (a poll, a callback).
+    Error {
+        /// The error's kind.
+        kind: ErrorKind,
+        /// What failed and why.
+        message: String,
+    },
+}
+
+impl DepositEvent {
+    /// The event as JSON: `{"type": "deposit:lifecycle", "payload": {…}}`,
+    /// `{"type": "status:change", "payload": "watching"}` or
+    /// `{"type": "error", "payload": {"kind": "NetworkError", "code": 600, "message": "…"}}`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            DepositEvent::Lifecycle(event) => json!({
+                "type": "deposit:lifecycle",
+                "payload": serde_json::to_value(event).unwrap_or(Value::Null),
+            }),
+            DepositEvent::StatusChanged(status) => {
+                json!({"type": "status:change", "payload": status.as_str()})
+            }
+            DepositEvent::Error { kind, message } => json!({
+                "type": "error",
+                "payload": {"kind": kind.class_name(), "code": kind.code(), "message": message},
+            }),
+        }
+    }
+
+    /// The lifecycle event, if this is one.
+    pub fn lifecycle(&self) -> Option<&DepositLifecycleEvent> {
+        match self {
+            DepositEvent::Lifecycle(event) => Some(event),
+            _ => None,
+        }
+    }
+}
+
+/// Identifies a subscription, for [`unsubscribe`](super::DepositClient::unsubscribe).
+pub type SubscriptionId = u64;
+
+/// A host callback for every event.
+pub type EventCallback = Box<dyn Fn(&DepositEvent) + Send + Sync>;
+
+type SharedCallback = Arc<dyn Fn(&DepositEvent) + Send + Sync>;
+
+struct Queue {
+    events: VecDeque<DepositEvent>,
+    dropped: u64,
+}
+
+/// The pull queue, the subscribers and the dispatcher of one client.
+pub(crate) struct EventHub {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+    capacity: usize,
+    subscribers: Mutex<Arc<Vec<(SubscriptionId, SharedCallback)>>>,
+    next_id: AtomicU64,
+    dispatch: Mutex<Option<mpsc::Sender<DepositEvent>>>,
+    callback_panics: AtomicU64,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl EventHub {
+    /// A hub whose dispatcher thread runs until [`Dispatcher::stop`].
+    pub fn start(capacity: usize) -> std::io::Result<(Arc<EventHub>, Dispatcher)> {
+        let (tx, rx) = mpsc::channel::<DepositEvent>();
+        let hub = Arc::new(EventHub {
+            queue: Mutex::new(Queue { events: VecDeque::new(), dropped: 0 }),
+            ready: Condvar::new(),
+            capacity: capacity.max(1),
+            subscribers: Mutex::new(Arc::new(Vec::new())),
+            next_id: AtomicU64::new(1),
+            dispatch: Mutex::new(Some(tx)),
+            callback_panics: AtomicU64::new(0),
+        });
+        let (done_tx, done_rx) = mpsc::sync_channel::<()>(1);
+        let worker = Arc::clone(&hub);
+        let thread =
+            std::thread::Builder::new().name("depositkit-events".into()).spawn(move || {
+                while let Ok(event) = rx.recv() {
+                    worker.deliver(&event);
+                }
+                let _ = done_tx.send(());
+            })?;
+        let thread_id = thread.thread().id();
+        Ok((hub, Dispatcher { thread: Some(thread), thread_id, done: done_rx }))
+    }
+
+    /// Queues `event` for pulling and hands it to the dispatcher. Never blocks on callbacks.
+    pub fn emit(&self, event: DepositEvent) {
+        // Dispatcher first: once an event can be pulled, closing the client delivers it to the
+        // callbacks too.
+        if let Some(tx) = lock(&self.dispatch).as_ref() {
+            let _ = tx.send(event.clone());
+        }
+        self.enqueue(event);
+    }
+
+    fn enqueue(&self, event: DepositEvent) {
+        let mut queue = lock(&self.queue);
+        while queue.events.len() >= self.capacity {
+            queue.events.pop_front();
+            queue.dropped += 1;
+        }
+        queue.events.push_back(event);
+        drop(queue);
+        self.ready.notify_all();
+    }
+
+    fn deliver(&self, event: &DepositEvent) {
+        let subscribers = Arc::clone(&lock(&self.subscribers));
+        for (id, callback) in subscribers.iter() {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| callback(event))) {
+                self.callback_panics.fetch_add(1, Ordering::Relaxed);
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a non-string panic".to_owned());
+                self.enqueue(DepositEvent::Error {
+                    kind: ErrorKind::Internal,
+                    message: format!("event callback {id} panicked: {what}"),
+                });
+            }
+        }
+    }
+
+    /// The oldest queued event, waiting at most `timeout` for one.
+    pub fn next_event(&self, timeout: Duration) -> Option<DepositEvent> {
+        let deadline = Instant::now().checked_add(timeout);
+        let mut queue = lock(&self.queue);
+        loop {
+            if let Some(event) = queue.events.pop_front() {
+                return Some(event);
+            }
+            let left = match deadline {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+                None => Duration::from_secs(3600),
+            };
+            if left.is_zero() {
+                return None;
+            }
+            queue = self.ready.wait_timeout(queue, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// Events dropped because the pull queue was full.
+    pub fn dropped(&self) -> u64 {
+        lock(&self.queue).dropped
+    }
+
+    /// Callbacks that panicked so far.
+    pub fn callback_panics(&self) -> u64 {
+        self.callback_panics.load(Ordering::Relaxed)
+    }
+
+    /// Adds a callback for every event.
+    pub fn subscribe(&self, callback: SharedCallback) -> SubscriptionId {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut subscribers = lock(&self.subscribers);
+        let mut list: Vec<_> = subscribers.as_ref().clone();
+        list.push((id, callback));
+        *subscribers = Arc::new(list);
+        id
+    }
+
+    /// Removes a callback; `false` when `id` is not subscribed. A delivery already under way
+    /// may still call it once.
+    pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        let mut subscribers = lock(&self.subscribers);
+        let before = subscribers.len();
+        let list: Vec<_> = subscribers.iter().filter(|(i, _)| *i != id).cloned().collect();
+        let removed = list.len() != before;
+        *subscribers = Arc::new(list);
+        removed
+    }
+
+    /// Stops handing events to the dispatcher; it finishes what it has, then exits.
+    fn close_dispatch(&self) {
+        lock(&self.dispatch).take();
+    }
+
+    /// Drops every callback (they may hold the client).
+    pub fn clear_subscribers(&self) {
+        *lock(&self.subscribers) = Arc::new(Vec::new());
+    }
+}
+
+/// The dispatcher thread of a hub.
+pub(crate) struct Dispatcher {
+    thread: Option<JoinHandle<()>>,
+    thread_id: ThreadId,
+    done: mpsc::Receiver<()>,
+}
+
+impl Dispatcher {
+    /// Lets the dispatcher deliver what is queued, then waits at most `timeout` for it to exit.
+    /// Returns whether it exited. Called on the dispatcher thread itself (a callback closing
+    /// the client), it does not wait.
+    pub fn stop(&mut self, hub: &EventHub, timeout: Duration) -> bool {
+        hub.close_dispatch();
+        let Some(thread) = self.thread.take() else {
+            return true;
+        };
+        if std::thread::current().id() == self.thread_id {
+            return false; // the thread exits after this callback returns
+        }
+        match self.done.recv_timeout(timeout) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let _ = thread.join();
+                true
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => false, // detached: a callback is stuck
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lifecycle(id: &str, phase: DepositPhase) -> DepositLifecycleEvent {
+        DepositLifecycleEvent {
+            id: id.into(),
+            phase,
+            token: TokenType::USDC,
+            chain_id: 8453,
+            amount: "1.5".into(),
+            amount_usd: 1.5,
+            destination: Some(EventDestination { address: "0xabc".into(), chain_id: 42161 }),
+            transaction_id: None,
+            explorer_url: None,
+            error: None,
+            timestamp: 7,
+        }
+    }
+
+    #[test]
+    fn lifecycle_json_is_camel_case_without_absent_fields() {
+        let json = serde_json::to_value(lifecycle("dep_1", DepositPhase::BelowThreshold)).unwrap();
+        assert_eq!(json["phase"], "below_threshold");
+        assert_eq!(json["amountUSD"], 1.5);
+        assert_eq!(json["chainId"], 8453);
+        assert_eq!(json["destination"]["chainId"], 42161);
+        assert!(json.get("transactionId").is_none());
+        let event = DepositEvent::Error { kind: ErrorKind::Network, message: "down".into() };
+        assert_eq!(event.to_json()["payload"]["kind"], "NetworkError");
+        assert_eq!(DepositEvent::StatusChanged(ClientStatus::Ready).to_json()["payload"], "ready");
+    }
+
+    #[test]
+    fn pull_queue_drops_the_oldest_when_full() {
+        let (hub, mut dispatcher) = EventHub::start(2).unwrap();
+        for i in 0..3 {
+            hub.emit(DepositEvent::Lifecycle(lifecycle(
+                &format!("dep_{i}"),
+                DepositPhase::Detected,
+            )));
+        }
+        assert_eq!(hub.dropped(), 1);
+        let first = hub.next_event(Duration::ZERO).unwrap();
+        assert_eq!(first.lifecycle().unwrap().id, "dep_1");
+        assert_eq!(hub.next_event(Duration::ZERO).unwrap().lifecycle().unwrap().id, "dep_2");
+        assert_eq!(hub.next_event(Duration::from_millis(10)), None);
+        assert!(dispatcher.stop(&hub, Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn callbacks_run_on_the_dispatcher_and_panics_are_reported() {
+        let (hub, mut dispatcher) = EventHub::start(16).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        hub.subscribe(Arc::new(|_: &DepositEvent| panic!("host bug")));
+        let id = hub.subscribe(Arc::new(move |e: &DepositEvent| {
+            assert_eq!(std::thread::current().name(), Some("depositkit-events"));
+            sink.lock().unwrap().push(e.clone());
+        }));
+        hub.emit(DepositEvent::StatusChanged(ClientStatus::Ready));
+        assert!(dispatcher.stop(&hub, Duration::from_secs(5)));
+        assert_eq!(seen.lock().unwrap().len(), 1, "the second callback still ran");
+        assert_eq!(hub.callback_panics(), 1);
+        assert_eq!(
+            hub.next_event(Duration::ZERO),
+            Some(DepositEvent::StatusChanged(ClientStatus::Ready))
+        );
+        match hub.next_event(Duration::ZERO) {
+            Some(DepositEvent::Error { kind: ErrorKind::Internal, message }) => {
+                assert!(message.contains("panicked: host bug"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(hub.unsubscribe(id));
+        assert!(!hub.unsubscribe(id));
+    }
+}

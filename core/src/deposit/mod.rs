@@ -1,0 +1,44 @@
+//! The deposit client (spec `deposit-library.md`): deposit addresses, the watcher, the sweeper
+//! and lifecycle events, over the services of `docs/protocol.md`.
+//!
+//! - [`DepositClient`]: the synchronous facade (`client.rs`);
+//! - [`DepositClientConfig`] and its validation (`config.rs`);
+//! - the watcher (`watcher.rs`) detects deposits from the account's cumulative `received`
+//!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client;
+//! - [`DepositEvent`] / [`DepositLifecycleEvent`] reach the host by callbacks on a library
+//!   thread and through a pull queue (`events.rs`); [`ClientStatus`] (`status.rs`).
+
+mod client;
+pub mod config;
+pub mod events;
+pub mod model;
+pub mod status;
+mod sweeper;
+pub mod watcher;
+
+pub use client::{CLOSE_TIMEOUT, DepositClient};
+pub use config::{
+    DEFAULT_EVENT_QUEUE_CAPACITY, DEFAULT_POLLING_INTERVAL_MS, DEFAULT_SWEEP_RETRY_DELAY_MS,
+    DepositClientConfig, Destination, DestinationConfig, FundingConfig, LifecycleCallback,
+    MAX_SWEEP_ATTEMPTS, MIN_POLLING_INTERVAL_MS, NotificationPosition, NotificationTheme,
+    NotificationsConfig, OnrampConfig, OnrampMode, RefundConfig, resolve_destination,
+};
+pub use events::{
+    DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,
+    SubscriptionId,
+};
+pub use model::{
+    DeliveredAmount, DepositAddresses, DetectedDeposit, SweepResult, SweepStatus, deposit_id,
+    explorer_tx_url,
+};
+pub use status::ClientStatus;
+pub use watcher::{DUST_THRESHOLD_USD, MIN_VALUE_TOLERANCE, meets_token_minimum, token_minimum};
+
+/// The library's built-in project id, sent to the JWT service (spec §5.1: never overridable).
+pub const BUILTIN_PROJECT_ID: &str = "depositkit-builtin-project";
+/// The library's built-in client key, sent to the JWT service.
+pub const BUILTIN_CLIENT_KEY: &str = "ck_depositkit_builtin";
+/// The library's built-in app id, sent to the JWT service.
+pub const BUILTIN_APP_ID: &str = "depositkit-builtin-app";
+/// The `iss` claim of the JWT service's tokens.
+pub const JWT_ISSUER: &str = "depositkit-jwt";

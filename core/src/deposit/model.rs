@@ -1,0 +1,191 @@
+//! The records of the deposit client (spec §2): deposit addresses, detected deposits, sweep
+//! results, and how a deposit's id is derived.
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::services::QuoteFees;
+use crate::tokens::TokenType;
+use crate::units::U256;
+
+/// The deposit addresses of the account (spec §2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepositAddresses {
+    /// The EVM deposit address (every EVM chain).
+    pub evm: String,
+    /// The Solana deposit address.
+    pub solana: String,
+}
+
+fn as_decimal<S: Serializer>(value: &U256, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&value.to_string())
+}
+
+/// A deposit the watcher found (spec §2 `DetectedDeposit`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetectedDeposit {
+    /// Stable id: derived from the account, chain, token and the range of the account's
+    /// cumulative `received` total that this deposit covers (see [`deposit_id`]).
+    pub id: String,
+    /// The token.
+    pub token: TokenType,
+    /// The source chain.
+    pub chain_id: u64,
+    /// Human-readable amount (`"1.5"`).
+    pub amount: String,
+    /// USD value at detection.
+    #[serde(rename = "amountUSD")]
+    pub amount_usd: f64,
+    /// Smallest units (serialized as a decimal string).
+    #[serde(serialize_with = "as_decimal")]
+    pub raw_amount: U256,
+    /// Decimals of the token on the chain.
+    pub decimals: u32,
+    /// When it was detected, unix milliseconds.
+    pub detected_at: u64,
+}
+
+/// The state of a sweep (spec §2 `SweepResult.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SweepStatus {
+    /// Delivered.
+    Success,
+    /// Not delivered; the deposit stays in the account.
+    Failed,
+    /// The outcome is not known yet (or could not be learned): reconcile before sweeping again.
+    Pending,
+}
+
+/// What a sweep delivered: the quote's fee-aware amount.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveredAmount {
+    /// Destination chain.
+    pub chain_id: u64,
+    /// Delivered token.
+    pub token: TokenType,
+    /// Receiving address.
+    pub address: String,
+    /// Delivered, smallest units (decimal string).
+    pub raw_amount: String,
+    /// Delivered, human-readable.
+    pub amount: String,
+    /// Decimals of the delivered token on the destination chain.
+    pub decimals: u32,
+    /// The deposit's USD value at the quote's prices.
+    #[serde(rename = "valueUSD")]
+    pub value_usd: f64,
+    /// The quote's fees.
+    pub fees: QuoteFees,
+    /// The quote that was executed.
+    pub quote_id: String,
+}
+
+/// The outcome of sweeping one deposit (spec §2 `SweepResult`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SweepResult {
+    /// The deposit.
+    pub deposit_id: String,
+    /// The delivering transaction; empty when there is none.
+    pub transaction_id: String,
+    /// A block-explorer link to it; empty when there is none.
+    pub explorer_url: String,
+    /// Success, failed or pending.
+    pub status: SweepStatus,
+    /// Why it failed or why its outcome is unknown.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// What was delivered (on success) — depositkit's addition to the spec's record.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub delivered: Option<DeliveredAmount>,
+}
+
+/// The id of the deposit that raised `account_id`'s cumulative `received` total of `token` on
+/// `chain_id` from `from` to `to` (smallest units). The same deposit gets the same id in every
+/// phase, in every process and after a restart; the clock plays no part.
+pub fn deposit_id(
+    account_id: &str,
+    chain_id: u64,
+    token: TokenType,
+    from: U256,
+    to: U256,
+) -> String {
+    let key =
+        format!("depositkit/deposit/v1|{account_id}|{chain_id}|{}|{from}|{to}", token.symbol());
+    let hash = alloy_primitives::keccak256(key.as_bytes());
+    let hex: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("dep_{hex}")
+}
+
+/// The block-explorer link of `transaction` on `chain_id` (reference §5.8), for a service that
+/// sent none.
+pub fn explorer_tx_url(chain_id: u64, transaction: &str) -> Option<String> {
+    let base = match chain_id {
+        1 => "https://etherscan.io/tx/",
+        10 => "https://optimistic.etherscan.io/tx/",
+        56 => "https://bscscan.com/tx/",
+        137 => "https://polygonscan.com/tx/",
+        8453 => "https://basescan.org/tx/",
+        42161 => "https://arbiscan.io/tx/",
+        43114 => "https://snowscan.xyz/tx/",
+        59144 => "https://lineascan.build/tx/",
+        5000 => "https://mantlescan.xyz/tx/",
+        4200 => "https://scan.merlinchain.io/tx/",
+        196 => "https://www.okx.com/web3/explorer/xlayer/tx/",
+        146 => "https://sonicscan.org/tx/",
+        80094 => "https://berascan.com/tx/",
+        101 => "https://solscan.io/tx/",
+        _ => return None,
+    };
+    Some(format!("{base}{transaction}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_depend_on_the_deposit_only() {
+        let a = deposit_id("acc_1", 8453, TokenType::USDC, U256::ZERO, U256::from(5_000_000u64));
+        let b = deposit_id("acc_1", 8453, TokenType::USDC, U256::ZERO, U256::from(5_000_000u64));
+        assert_eq!(a, b);
+        assert!(a.starts_with("dep_") && a.len() == 36, "{a}");
+        let others = [
+            deposit_id("acc_2", 8453, TokenType::USDC, U256::ZERO, U256::from(5_000_000u64)),
+            deposit_id("acc_1", 1, TokenType::USDC, U256::ZERO, U256::from(5_000_000u64)),
+            deposit_id("acc_1", 8453, TokenType::USDT, U256::ZERO, U256::from(5_000_000u64)),
+            deposit_id("acc_1", 8453, TokenType::USDC, U256::from(1u8), U256::from(5_000_000u64)),
+            deposit_id("acc_1", 8453, TokenType::USDC, U256::ZERO, U256::from(5_000_001u64)),
+        ];
+        for other in others {
+            assert_ne!(a, other);
+        }
+    }
+
+    #[test]
+    fn detected_deposit_serializes_camel_case_with_string_amounts() {
+        let d = DetectedDeposit {
+            id: "dep_x".into(),
+            token: TokenType::ETH,
+            chain_id: 8453,
+            amount: "0.001".into(),
+            amount_usd: 2.5,
+            raw_amount: U256::from(1_000_000_000_000_000u64),
+            decimals: 18,
+            detected_at: 1,
+        };
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(json["rawAmount"], "1000000000000000");
+        assert_eq!(json["amountUSD"], 2.5);
+        assert_eq!(json["chainId"], 8453);
+        assert_eq!(json["token"], "ETH");
+    }
+
+    #[test]
+    fn explorer_links() {
+        assert_eq!(explorer_tx_url(42161, "0xab").unwrap(), "https://arbiscan.io/tx/0xab");
+        assert_eq!(explorer_tx_url(999, "0xab"), None);
+    }
+}

@@ -1,0 +1,178 @@
+//! The client's status (spec §3 `ClientStatus`).
+//!
+//! `idle` (constructed, or closed) → `initializing` → `ready` or `error`; a failed
+//! initialization may be retried (unlike the reference, where `error` is terminal). Once
+//! initialized the status is derived from what runs: `sweeping` while any deposit is queued,
+//! being swept or waiting for a retry; else `watching` while the watcher runs; else `ready`.
+//! Every change is reported once, as [`DepositEvent::StatusChanged`](super::DepositEvent).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The client's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientStatus {
+    /// Constructed, not initialized (or closed).
+    Idle,
+    /// `initialize()` is running.
+    Initializing,
+    /// Initialized; neither watching nor sweeping.
+    Ready,
+    /// The watcher is polling.
+    Watching,
+    /// At least one deposit is being swept (or waits for a retry).
+    Sweeping,
+    /// The last `initialize()` failed; it may be called again.
+    Error,
+}
+
+impl ClientStatus {
+    /// The spec's spelling (`"watching"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ClientStatus::Idle => "idle",
+            ClientStatus::Initializing => "initializing",
+            ClientStatus::Ready => "ready",
+            ClientStatus::Watching => "watching",
+            ClientStatus::Sweeping => "sweeping",
+            ClientStatus::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for ClientStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ClientStatus {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        [
+            ClientStatus::Idle,
+            ClientStatus::Initializing,
+            ClientStatus::Ready,
+            ClientStatus::Watching,
+            ClientStatus::Sweeping,
+            ClientStatus::Error,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+        .ok_or_else(|| Error::invalid_argument(format!("unknown client status {text:?}")))
+    }
+}
+
+/// Where the client is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lifecycle {
+    Idle,
+    Initializing,
+    Ready,
+    Failed,
+    Closed,
+}
+
+/// The inputs of the status and the last status reported.
+#[derive(Debug)]
+pub(crate) struct StatusTracker {
+    lifecycle: Lifecycle,
+    watching: bool,
+    sweeps: usize,
+    reported: ClientStatus,
+}
+
+impl Default for StatusTracker {
+    fn default() -> Self {
+        StatusTracker {
+            lifecycle: Lifecycle::Idle,
+            watching: false,
+            sweeps: 0,
+            reported: ClientStatus::Idle,
+        }
+    }
+}
+
+impl StatusTracker {
+    /// The status the inputs give.
+    pub fn current(&self) -> ClientStatus {
+        match self.lifecycle {
+            Lifecycle::Idle | Lifecycle::Closed => ClientStatus::Idle,
+            Lifecycle::Initializing => ClientStatus::Initializing,
+            Lifecycle::Failed => ClientStatus::Error,
+            Lifecycle::Ready if self.sweeps > 0 => ClientStatus::Sweeping,
+            Lifecycle::Ready if self.watching => ClientStatus::Watching,
+            Lifecycle::Ready => ClientStatus::Ready,
+        }
+    }
+
+    pub fn lifecycle(&self) -> Lifecycle {
+        self.lifecycle
+    }
+
+    pub fn watching(&self) -> bool {
+        self.watching
+    }
+
+    /// Records a new lifecycle; the new status when it changed.
+    pub fn set_lifecycle(&mut self, lifecycle: Lifecycle) -> Option<ClientStatus> {
+        self.lifecycle = lifecycle;
+        self.settle()
+    }
+
+    pub fn set_watching(&mut self, watching: bool) -> Option<ClientStatus> {
+        self.watching = watching;
+        self.settle()
+    }
+
+    pub fn set_sweeps(&mut self, sweeps: usize) -> Option<ClientStatus> {
+        self.sweeps = sweeps;
+        self.settle()
+    }
+
+    fn settle(&mut self) -> Option<ClientStatus> {
+        let now = self.current();
+        if now == self.reported {
+            return None;
+        }
+        self.reported = now;
+        Some(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transitions_and_change_reports() {
+        let mut t = StatusTracker::default();
+        assert_eq!(t.current(), ClientStatus::Idle);
+        assert_eq!(t.set_lifecycle(Lifecycle::Initializing), Some(ClientStatus::Initializing));
+        assert_eq!(t.set_lifecycle(Lifecycle::Failed), Some(ClientStatus::Error));
+        // A failed initialization may be retried.
+        assert_eq!(t.set_lifecycle(Lifecycle::Initializing), Some(ClientStatus::Initializing));
+        assert_eq!(t.set_lifecycle(Lifecycle::Ready), Some(ClientStatus::Ready));
+        assert_eq!(t.set_watching(true), Some(ClientStatus::Watching));
+        assert_eq!(t.set_watching(true), None, "only changes are reported");
+        assert_eq!(t.set_sweeps(2), Some(ClientStatus::Sweeping));
+        assert_eq!(t.set_sweeps(1), None);
+        // Stopping the watcher mid-sweep is honoured; the status stays sweeping until done.
+        assert_eq!(t.set_watching(false), None);
+        assert_eq!(t.set_sweeps(0), Some(ClientStatus::Ready));
+        assert_eq!(t.set_lifecycle(Lifecycle::Closed), Some(ClientStatus::Idle));
+    }
+
+    #[test]
+    fn spellings() {
+        assert_eq!(serde_json::to_string(&ClientStatus::Watching).unwrap(), "\"watching\"");
+        assert_eq!("sweeping".parse::<ClientStatus>().unwrap(), ClientStatus::Sweeping);
+        assert!("Sweeping".parse::<ClientStatus>().is_err());
+    }
+}

@@ -1,0 +1,344 @@
+//! The JWT service (`docs/protocol.md` §1): the intermediary wallet's session.
+//!
+//! [`JwtClient`] asks `POST {jwt}/v1/jwt` for a token with the library's built-in credentials
+//! and verifies it against the service's JWKS: RS256 only, the key whose `kid` matches (on a
+//! miss the JWKS is fetched again once — that is how key rotation is picked up), `iss`
+//! `"depositkit-jwt"`, `aud` the built-in project id, `sub` `"ua:" + owner`, `exp` required and
+//! in the future with 60 s leeway. [`SessionManager`] keeps one verified session per owner and
+//! renews it when less than 60 s remain, with concurrent callers sharing one request.
+//!
+//! Errors: unreachable, 429 or 5xx after the retries, a malformed answer or a token that fails
+//! verification → [`ErrorKind::Jwt`]; HTTP 401 → [`ErrorKind::Authentication`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{CallError, Http, HttpSettings, decode};
+use crate::deposit::{BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID, JWT_ISSUER};
+use crate::error::{Error, ErrorKind, Result};
+use crate::validate::quote;
+
+/// Clock-skew allowance when checking `exp`, in seconds.
+pub const JWT_LEEWAY_SECS: u64 = 60;
+
+/// A session is renewed when less than this many seconds of it remain.
+pub const SESSION_REFRESH_MARGIN_SECS: u64 = 60;
+
+/// How long a fetched JWKS is trusted before it is fetched again.
+pub const JWKS_CACHE_TTL: Duration = Duration::from_secs(3600);
+
+/// A verified session of the intermediary wallet.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The compact JWS. Never printed by `Debug`.
+    pub jwt: String,
+    /// When it expires, unix seconds (the earlier of the answer's `expiresAt` and the `exp`
+    /// claim).
+    pub expires_at: u64,
+    /// The `sub` claim: `"ua:" + owner`.
+    pub subject: String,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("jwt", &"<redacted>")
+            .field("expires_at", &self.expires_at)
+            .field("subject", &self.subject)
+            .finish()
+    }
+}
+
+impl Session {
+    /// Whether at least `margin` seconds of the session remain at `now` (unix seconds).
+    pub fn is_fresh(&self, now: u64, margin: u64) -> bool {
+        self.expires_at > now.saturating_add(margin)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JwtAnswer {
+    jwt: Option<String>,
+    expires_at: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Claims {
+    sub: String,
+    exp: u64,
+}
+
+struct CachedJwks {
+    set: JwkSet,
+    fetched: Instant,
+    generation: u64,
+}
+
+/// Client of the JWT service.
+pub struct JwtClient {
+    base_url: String,
+    http: Http,
+    jwks: tokio::sync::Mutex<Option<CachedJwks>>,
+    jwks_generation: AtomicU64,
+}
+
+impl std::fmt::Debug for JwtClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtClient").field("base_url", &self.base_url).finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+impl JwtClient {
+    /// A client of the JWT service at `base_url`.
+    pub fn new(base_url: &str, settings: &HttpSettings) -> JwtClient {
+        // Exactly one crypto backend must serve jsonwebtoken; choose it explicitly so that a
+        // feature enabled elsewhere in a build cannot make verification panic.
+        let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+        JwtClient {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            http: Http::new(settings),
+            jwks: tokio::sync::Mutex::new(None),
+            jwks_generation: AtomicU64::new(0),
+        }
+    }
+
+    /// The service's base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Asks for a session for `owner` (lower-cased here) and verifies it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Authentication`] on HTTP 401; [`ErrorKind::Jwt`] for everything else.
+    pub async fn fetch_session(&self, owner: &str) -> Result<Session> {
+        let user_id = owner.to_ascii_lowercase();
+        let url = format!("{}/v1/jwt", self.base_url);
+        let body = json!({
+            "projectId": BUILTIN_PROJECT_ID,
+            "clientKey": BUILTIN_CLIENT_KEY,
+            "appId": BUILTIN_APP_ID,
+            "userId": user_id,
+        })
+        .to_string();
+        let headers = vec![
+            ("Content-Type", "application/json".to_owned()),
+            ("Accept", "application/json".to_owned()),
+        ];
+        let reply = self.http.post(url.clone(), headers, body).await.map_err(|e| {
+            Error::new(ErrorKind::Jwt, format!("Failed to connect to JWT service: {}", e.message()))
+                .with_source(e)
+        })?;
+        let answer: JwtAnswer = match decode("JWT service", reply) {
+            Ok(answer) => answer,
+            Err(CallError::Service(e)) if e.status == 401 => {
+                return Err(Error::new(
+                    ErrorKind::Authentication,
+                    format!("Invalid project credentials: {} ({})", e.message, e.code),
+                ));
+            }
+            Err(CallError::Service(e)) => {
+                return Err(Error::new(
+                    ErrorKind::Jwt,
+                    format!("JWT request failed (HTTP {}, {}): {}", e.status, e.code, e.message),
+                ));
+            }
+            Err(CallError::Transport(e) | CallError::Session(e)) => {
+                return Err(Error::new(
+                    ErrorKind::Jwt,
+                    format!("JWT service did not return a valid token: {}", e.message()),
+                ));
+            }
+        };
+        let Some(jwt) = answer.jwt.filter(|j| !j.is_empty()) else {
+            return Err(Error::new(ErrorKind::Jwt, "JWT service did not return a valid token"));
+        };
+        let claims = self.verify(&jwt, &user_id).await?;
+        let expires_at = answer.expires_at.map_or(claims.exp, |at| at.min(claims.exp));
+        Ok(Session { jwt, expires_at, subject: claims.sub })
+    }
+
+    /// Verifies `jwt` for the user `user_id` (lower-case owner address).
+    async fn verify(&self, jwt: &str, user_id: &str) -> Result<Claims> {
+        let fail =
+            |why: String| Error::new(ErrorKind::Jwt, format!("JWT verification failed: {why}"));
+        let header = jsonwebtoken::decode_header(jwt)
+            .map_err(|e| fail(format!("malformed token: {}", describe(&e))))?;
+        if header.alg != Algorithm::RS256 {
+            return Err(fail(format!("algorithm {:?} is not allowed, only RS256", header.alg)));
+        }
+        let Some(kid) = header.kid else {
+            return Err(fail("the token header has no kid".into()));
+        };
+        let jwk = self.key(&kid).await?;
+        if jwk.common.key_algorithm.is_some_and(|alg| alg != jsonwebtoken::jwk::KeyAlgorithm::RS256)
+        {
+            return Err(fail(format!("JWKS key {} is not an RS256 key", quote(&kid))));
+        }
+        let key = DecodingKey::from_jwk(&jwk)
+            .map_err(|e| fail(format!("JWKS key {} is unusable: {}", quote(&kid), describe(&e))))?;
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.leeway = JWT_LEEWAY_SECS;
+        validation.set_issuer(&[JWT_ISSUER]);
+        validation.set_audience(&[BUILTIN_PROJECT_ID]);
+        validation.sub = Some(format!("ua:{user_id}"));
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        let data = jsonwebtoken::decode::<Claims>(jwt, &key, &validation)
+            .map_err(|e| fail(describe(&e)))?;
+        Ok(data.claims)
+    }
+
+    /// The JWKS key `kid`: from the cache while it is fresh, else fetched; on a miss the JWKS
+    /// is fetched again once, unless another caller fetched it while this one waited.
+    async fn key(&self, kid: &str) -> Result<Jwk> {
+        let seen_generation = self.jwks_generation.load(Ordering::Acquire);
+        let mut cache = self.jwks.lock().await;
+        if let Some(cached) = cache.as_ref() {
+            let fresh = cached.fetched.elapsed() < JWKS_CACHE_TTL;
+            let refetched_meanwhile = cached.generation != seen_generation;
+            if fresh || refetched_meanwhile {
+                if let Some(jwk) = cached.set.find(kid) {
+                    return Ok(jwk.clone());
+                }
+                if refetched_meanwhile {
+                    return Err(unknown_kid(kid));
+                }
+            }
+        }
+        let set = self.fetch_jwks().await?;
+        let generation = self.jwks_generation.fetch_add(1, Ordering::AcqRel) + 1;
+        let found = set.find(kid).cloned();
+        *cache = Some(CachedJwks { set, fetched: Instant::now(), generation });
+        found.ok_or_else(|| unknown_kid(kid))
+    }
+
+    async fn fetch_jwks(&self) -> Result<JwkSet> {
+        let url = format!("{}/.well-known/jwks.json", self.base_url);
+        let headers = vec![("Accept", "application/json".to_owned())];
+        let reply = self.http.get(url.clone(), headers).await.map_err(|e| {
+            Error::new(ErrorKind::Jwt, format!("Failed to fetch JWKS from {url}: {}", e.message()))
+                .with_source(e)
+        })?;
+        let set: JwkSet = decode("JWKS endpoint", reply).map_err(|e| {
+            Error::new(ErrorKind::Jwt, format!("Failed to fetch JWKS from {url}: {e}"))
+        })?;
+        if set.keys.is_empty() {
+            return Err(Error::new(ErrorKind::Jwt, "JWKS endpoint returned an empty key set"));
+        }
+        Ok(set)
+    }
+}
+
+fn unknown_kid(kid: &str) -> Error {
+    Error::new(
+        ErrorKind::Jwt,
+        format!(
+            "JWT verification failed: no key with kid {} in the JWKS (fetched again to pick up a rotation)",
+            quote(kid)
+        ),
+    )
+}
+
+fn describe(error: &jsonwebtoken::errors::Error) -> String {
+    use jsonwebtoken::errors::ErrorKind as K;
+    match error.kind() {
+        K::InvalidSignature => "bad signature".into(),
+        K::ExpiredSignature => "the token has expired".into(),
+        K::InvalidIssuer => format!("issuer is not {JWT_ISSUER:?}"),
+        K::InvalidAudience => format!("audience is not {BUILTIN_PROJECT_ID:?}"),
+        K::InvalidSubject => "subject is not \"ua:\" + the owner address".into(),
+        K::MissingRequiredClaim(claim) => format!("required claim {claim:?} is missing"),
+        K::InvalidAlgorithm => "algorithm is not RS256".into(),
+        K::InvalidToken => "not a compact JWS".into(),
+        _ => error.to_string(),
+    }
+}
+
+/// The verified session of one owner, renewed when less than 60 s remain; callers that need
+/// it at the same time share one request.
+pub struct SessionManager {
+    client: Arc<JwtClient>,
+    owner: String,
+    current: tokio::sync::Mutex<Option<Session>>,
+}
+
+impl std::fmt::Debug for SessionManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionManager").field("owner", &self.owner).finish_non_exhaustive()
+    }
+}
+
+impl SessionManager {
+    /// Sessions for `owner` from `client`.
+    pub fn new(client: Arc<JwtClient>, owner: &str) -> SessionManager {
+        SessionManager {
+            client,
+            owner: owner.to_ascii_lowercase(),
+            current: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// A session with at least 60 s left, fetched when needed.
+    pub async fn get(&self) -> Result<Session> {
+        let mut current = self.current.lock().await;
+        if let Some(session) = current.as_ref()
+            && session.is_fresh(now_secs(), SESSION_REFRESH_MARGIN_SECS)
+        {
+            return Ok(session.clone());
+        }
+        let session = self.client.fetch_session(&self.owner).await?;
+        *current = Some(session.clone());
+        Ok(session)
+    }
+
+    /// A new session because a service refused `stale`; when another caller already replaced
+    /// it, that session is returned instead of fetching again.
+    pub async fn refresh(&self, stale: &str) -> Result<Session> {
+        let mut current = self.current.lock().await;
+        if let Some(session) = current.as_ref()
+            && session.jwt != stale
+            && session.is_fresh(now_secs(), SESSION_REFRESH_MARGIN_SECS)
+        {
+            return Ok(session.clone());
+        }
+        *current = None;
+        let session = self.client.fetch_session(&self.owner).await?;
+        *current = Some(session.clone());
+        Ok(session)
+    }
+
+    /// Forgets the session.
+    pub async fn clear(&self) {
+        *self.current.lock().await = None;
+    }
+
+    /// The owner address (lower-case).
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freshness_keeps_a_margin() {
+        let s = Session { jwt: "x".into(), expires_at: 1000, subject: "ua:0x".into() };
+        assert!(s.is_fresh(900, 60));
+        assert!(!s.is_fresh(940, 60));
+        assert!(!s.is_fresh(2000, 60));
+        assert!(!format!("{s:?}").contains("\"x\""));
+    }
+}
