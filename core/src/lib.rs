@@ -9,6 +9,7 @@
 
 pub mod chains;
 pub mod deposit;
+pub mod describe;
 pub mod error;
 pub mod http;
 pub mod runtime;

@@ -6,8 +6,8 @@
 
 pub use alloy_primitives::U256;
 
+use crate::describe::quote;
 use crate::error::{Error, Result};
-use crate::validate::quote;
 
 /// The largest supported decimals count.
 pub const MAX_DECIMALS: u32 = 77;

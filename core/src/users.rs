@@ -10,9 +10,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::describe::{json_kind, quote};
 use crate::error::{Error, ErrorKind, Result, RpcErrorObject};
 use crate::http::{JsonPoster, Reply, RetryPolicy};
-use crate::validate::{evm_address_problem, quote, solana_address_problem};
+use crate::validate::{evm_address_problem, solana_address_problem};
 
 /// Error codes of the user-lookup service: JSON-RPC 2.0's own and the service's application
 /// codes (documented in `docs/user-rpc.md`; the devnet server uses the same constants).
@@ -344,7 +345,10 @@ impl UserRpcClient {
             Value::Bool(answer) => Ok(answer),
             other => Err(Error::new(
                 ErrorKind::Protocol,
-                format!("isProjectUser returned {} where a boolean was expected", kind_of(&other)),
+                format!(
+                    "isProjectUser returned {} where a boolean was expected",
+                    json_kind(&other)
+                ),
             )),
         }
     }
@@ -391,7 +395,7 @@ impl UserRpcClient {
         let Some(object) = envelope.as_object() else {
             return Err(protocol(
                 method,
-                format!("the response is {}, not an object", kind_of(&envelope)),
+                format!("the response is {}, not an object", json_kind(&envelope)),
             ));
         };
         if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -438,17 +442,6 @@ fn rpc_kind(code: i64) -> ErrorKind {
         codes::UNAUTHORIZED | codes::INVALID_TOKEN => ErrorKind::Authentication,
         codes::USER_NOT_FOUND | codes::IDENTITY_NOT_FOUND => ErrorKind::NotFound,
         _ => ErrorKind::Rpc,
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

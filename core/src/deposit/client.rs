@@ -20,13 +20,14 @@ use super::status::{ClientStatus, Lifecycle, StatusTracker};
 use super::sweeper::{SentQuote, SweepJob};
 use super::watcher::{Detector, Finding, Thresholds};
 use crate::chains::Chain;
+use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::Runtime;
 use crate::services::{
     AccountClient, AccountInfo, JwtClient, SessionManager, SignerClient, TransactionsPage,
     with_session,
 };
-use crate::validate::{evm_address_problem, quote, solana_address_problem};
+use crate::validate::{evm_address_problem, solana_address_problem};
 
 /// How long `close()` (and drop) waits for the event dispatcher to deliver what is queued.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -15,11 +15,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::chains::{AddressType, Chain};
+use crate::describe::quote;
 use crate::error::{Error, Result};
 use crate::http::RetryPolicy;
 use crate::services::{HttpSettings, ServiceUrls};
 use crate::tokens::{DEFAULT_SUPPORTED_TOKENS, TokenType, is_supported_destination_token};
-use crate::validate::{evm_address_problem, quote, solana_address_problem};
+use crate::validate::{evm_address_problem, solana_address_problem};
 
 use super::events::DepositLifecycleEvent;
 

@@ -21,8 +21,8 @@ use serde_json::json;
 
 use super::{CallError, Http, HttpSettings, decode};
 use crate::deposit::{BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID, JWT_ISSUER};
+use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
-use crate::validate::quote;
 
 /// Clock-skew allowance when checking `exp`, in seconds.
 pub const JWT_LEEWAY_SECS: u64 = 60;

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
+use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::{JsonPoster, OnceFailure, Reply, RetryPolicy};
-use crate::validate::quote;
 
 pub use account::{
     AccountClient, AccountInfo, BalanceLine, Quote, QuoteDestination, QuoteFees, QuoteRequest,
