@@ -8,14 +8,23 @@
 //! - [`conversions`]: turning Python arguments into core types (ints of any size, tokens,
 //!   chain ids, strings) and core values into Python objects;
 //! - [`validation`]: the chain, token, address and unit functions of spec §4;
-//! - [`user_rpc`]: `UserRpcClient`, `User` and `Wallet`, the user-lookup service client, whose
-//!   network calls release the GIL and stay interruptible by Ctrl-C.
+//! - [`blocking`]: the one way a Python caller waits for Rust work: detached from the
+//!   interpreter, checking for Ctrl-C every 100 ms;
+//! - [`user_rpc`]: `UserRpcClient`, `User` and `Wallet`, the user-lookup service client;
+//! - [`deposit`]: `DepositClient`, the deposit client of the spec, and [`events`]: its records
+//!   (`DepositAddresses`, `DetectedDeposit`, `SweepResult`) and events, and how Python callbacks
+//!   are held for its event thread;
+//! - [`devnet`]: `Devnet`, the emulator of the remote services, started in process.
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+mod blocking;
 mod conversions;
+mod deposit;
+mod devnet;
 mod errors;
+mod events;
 mod user_rpc;
 mod validation;
 
@@ -34,7 +43,20 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     m.add_function(wrap_pyfunction!(errors::_error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_error, m)?)?;
+    m.add_function(wrap_pyfunction!(_close_all, m)?)?;
     validation::register(m)?;
     user_rpc::register(m)?;
+    events::register(m)?;
+    deposit::register(m)?;
+    devnet::register(m)?;
     Ok(())
+}
+
+/// Closes every `DepositClient` and then every `Devnet` still open. `depositkit/__init__.py`
+/// registers it with `atexit`, so that the library's threads stop calling into Python before
+/// the interpreter finalizes.
+#[pyfunction]
+fn _close_all(py: Python<'_>) {
+    deposit::close_all(py);
+    devnet::close_all(py);
 }

@@ -1,15 +1,13 @@
 //! The user-lookup client for Python: `depositkit.UserRpcClient`, `depositkit.User` and
 //! `depositkit.Wallet` over `depositkit_core::UserRpcClient`.
 //!
-//! Every network call runs on a worker thread of a small pool (see [`pool`]) while the calling
-//! thread waits for its answer with the GIL released, in slices of [`WAIT_SLICE`]. Between two
-//! slices it re-attaches and runs `check_signals()`, so Ctrl-C interrupts a call within about
-//! 100 ms: the `KeyboardInterrupt` is raised at once and the abandoned request finishes on its
-//! worker by itself (its answer is dropped). Argument checks run in the core, before any
-//! request, and every core error becomes a Python exception through [`to_py_err`].
+//! Every network call runs on a worker thread while the calling thread waits for its answer with
+//! the GIL released, checking for Ctrl-C every 100 ms ([`wait_for`]): the `KeyboardInterrupt` is
+//! raised at once and the abandoned request finishes on its worker by itself (its answer is
+//! dropped). Argument checks run in the core, before any request, and every core error becomes a
+//! Python exception through [`to_py_err`].
 
 use std::hash::{Hash, Hasher};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -22,6 +20,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
 
+use crate::blocking::wait_for;
 use crate::conversions::{json_to_py, str_arg};
 use crate::errors::to_py_err;
 
@@ -31,9 +30,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWallet>()?;
     Ok(())
 }
-
-/// How long the caller waits, detached, before it checks for signals again.
-const WAIT_SLICE: Duration = Duration::from_millis(100);
 
 /// The message of every call on a closed client.
 const CLOSED: &str = "UserRpcClient is closed";
@@ -259,143 +255,6 @@ fn user_agent_arg(obj: &Bound<'_, PyAny>) -> PyResult<String> {
         ));
     }
     Ok(text.into_owned())
-}
-
-/// Runs `job` on a worker thread and waits for its answer with the GIL released, checking for
-/// signals every [`WAIT_SLICE`]. When `check_signals()` raises (Ctrl-C), that exception is
-/// returned at once; the job runs to its end and its answer is dropped.
-fn wait_for<T: Send + 'static>(
-    py: Python<'_>,
-    job: impl FnOnce() -> core::Result<T> + Send + 'static,
-) -> PyResult<T> {
-    let (sender, mut receiver) = mpsc::sync_channel(1);
-    pool::spawn(Box::new(move || {
-        // The caller may have gone (interrupted): then nobody wants the answer.
-        let _ = sender.send(job());
-    }))
-    .map_err(|e| {
-        to_py_err(
-            py,
-            Error::new(ErrorKind::Internal, format!("cannot start a request thread: {e}")),
-        )
-    })?;
-    loop {
-        let (back, outcome) = py.detach(move || {
-            let outcome = receiver.recv_timeout(WAIT_SLICE);
-            (receiver, outcome)
-        });
-        receiver = back;
-        match outcome {
-            Ok(result) => return result.map_err(|err| to_py_err(py, err)),
-            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(to_py_err(
-                    py,
-                    Error::new(
-                        ErrorKind::Internal,
-                        "the request thread stopped without an answer (it panicked)",
-                    ),
-                ));
-            }
-        }
-    }
-}
-
-/// A pool of worker threads for blocking calls that grows on demand and shrinks when idle.
-///
-/// A job goes to an idle worker when there is one, else to a new thread, so concurrent calls
-/// never wait for each other. Workers never touch the interpreter. After `fork()` the child
-/// starts a fresh pool (the parent's workers do not exist there).
-mod pool {
-    use std::collections::VecDeque;
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-    use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-    use std::time::Duration;
-
-    pub(super) type Job = Box<dyn FnOnce() + Send + 'static>;
-
-    /// How long a worker waits for a job before it exits.
-    const IDLE_EXIT: Duration = Duration::from_secs(30);
-
-    struct Pool {
-        pid: u32,
-        state: Mutex<State>,
-        wake: Condvar,
-    }
-
-    #[derive(Default)]
-    struct State {
-        jobs: VecDeque<Job>,
-        idle: usize,
-    }
-
-    static CURRENT: Mutex<Option<Arc<Pool>>> = Mutex::new(None);
-
-    fn current() -> Arc<Pool> {
-        let pid = std::process::id();
-        let mut current = CURRENT.lock().unwrap_or_else(PoisonError::into_inner);
-        match &*current {
-            Some(pool) if pool.pid == pid => Arc::clone(pool),
-            _ => {
-                let pool = Arc::new(Pool { pid, state: Mutex::default(), wake: Condvar::new() });
-                *current = Some(Arc::clone(&pool));
-                pool
-            }
-        }
-    }
-
-    /// Runs `job` on a worker.
-    pub(super) fn spawn(job: Job) -> std::io::Result<()> {
-        let pool = current();
-        let mut state = pool.lock();
-        if state.idle > state.jobs.len() {
-            state.jobs.push_back(job);
-            drop(state);
-            pool.wake.notify_one();
-            return Ok(());
-        }
-        drop(state);
-        let worker = Arc::clone(&pool);
-        std::thread::Builder::new()
-            .name("depositkit-rpc".into())
-            .spawn(move || worker.work(job))
-            .map(drop)
-    }
-
-    impl Pool {
-        fn lock(&self) -> MutexGuard<'_, State> {
-            self.state.lock().unwrap_or_else(PoisonError::into_inner)
-        }
-
-        fn work(&self, first: Job) {
-            run(first);
-            let mut state = self.lock();
-            loop {
-                if let Some(job) = state.jobs.pop_front() {
-                    drop(state);
-                    run(job);
-                    state = self.lock();
-                    continue;
-                }
-                state.idle += 1;
-                let (next, wait) = self
-                    .wake
-                    .wait_timeout(state, IDLE_EXIT)
-                    .unwrap_or_else(PoisonError::into_inner);
-                state = next;
-                state.idle -= 1;
-                if wait.timed_out() && state.jobs.is_empty() {
-                    return;
-                }
-            }
-        }
-    }
-
-    /// A panicking job drops its answer channel, which the waiting caller reports; the worker
-    /// itself lives on.
-    fn run(job: Job) {
-        let _ = catch_unwind(AssertUnwindSafe(job));
-    }
 }
 
 // --- records ----------------------------------------------------------------------------------
@@ -665,48 +524,5 @@ impl PyUser {
             py_repr(py, &self.inner.uuid)?,
             py_repr(py, &self.inner.email)?
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_pool_runs_concurrent_jobs_and_reuses_workers() {
-        let (sender, receiver) = mpsc::channel();
-        let barrier = Arc::new(std::sync::Barrier::new(4));
-        for i in 0..4 {
-            let sender = sender.clone();
-            let barrier = Arc::clone(&barrier);
-            // All four must run at once, or the barrier never opens.
-            pool::spawn(Box::new(move || {
-                barrier.wait();
-                sender.send(i).unwrap();
-            }))
-            .unwrap();
-        }
-        let mut got: Vec<i32> =
-            (0..4).map(|_| receiver.recv_timeout(Duration::from_secs(10)).unwrap()).collect();
-        got.sort_unstable();
-        assert_eq!(got, [0, 1, 2, 3]);
-        for i in 0..100 {
-            let sender = sender.clone();
-            pool::spawn(Box::new(move || sender.send(i).unwrap())).unwrap();
-            assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), i);
-        }
-    }
-
-    #[test]
-    fn a_panicking_job_leaves_the_pool_working() {
-        let (sender, receiver) = mpsc::channel::<i32>();
-        let doomed = sender.clone();
-        pool::spawn(Box::new(move || {
-            let _keep = doomed;
-            panic!("job failed");
-        }))
-        .unwrap();
-        pool::spawn(Box::new(move || sender.send(7).unwrap())).unwrap();
-        assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), 7);
     }
 }

@@ -239,3 +239,115 @@ def closed_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+# --- the embedded devnet and deposit clients (tests/python/test_deposit*.py) ------------------
+
+# Test knobs of the deposit client: polls every 50 ms (min_polling_interval_ms lowers the
+# production minimum of 2000 ms), sweep retries 20 ms apart, HTTP retries 5 ms apart.
+FAST_CLIENT = {
+    "min_polling_interval_ms": 20,
+    "polling_interval_ms": 50,
+    "sweep_retry_delay_ms": 20,
+    "http_initial_backoff_ms": 5,
+}
+
+
+def new_owner() -> str:
+    """A fresh lower-case EVM address: a new account on devnet for every client."""
+    import secrets
+
+    return "0x" + secrets.token_hex(20)
+
+
+def new_solana_address() -> str:
+    """A fresh Solana address with both letter cases (so that keeping its case matters)."""
+    import secrets
+
+    while True:
+        address = b58encode(secrets.token_bytes(32))
+        if len(address) >= 43 and address != address.lower() and address != address.upper():
+            return address
+
+
+class EventLog:
+    """Everything a client's pull queue gave so far, with waits on it."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.events: list[Any] = []
+
+    def until(self, done: Any, timeout: float = 10.0) -> list[Any]:
+        """Pulls events until ``done(self.events)`` holds; fails after ``timeout`` seconds with
+        what was seen."""
+        deadline = time.monotonic() + timeout
+        while not done(self.events):
+            left = deadline - time.monotonic()
+            event = self.client.next_event(timeout=max(0.0, min(left, 0.5))) if left > 0 else None
+            if event is not None:
+                self.events.append(event)
+            elif left <= 0:
+                raise AssertionError(f"timed out; events so far: {self.events!r}")
+        return self.events
+
+    def lifecycle(self, deposit_id: Optional[str] = None) -> list[Any]:
+        return [
+            e
+            for e in self.events
+            if e.type == "deposit:lifecycle" and (deposit_id is None or e.id == deposit_id)
+        ]
+
+    def phases(self, deposit_id: str) -> list[str]:
+        return [e.phase for e in self.lifecycle(deposit_id)]
+
+    def reached(self, deposit_id: str, phase: str, timeout: float = 10.0) -> Any:
+        """Waits for ``deposit_id`` to enter ``phase``; returns that event."""
+        self.until(lambda _: phase in self.phases(deposit_id), timeout)
+        return next(e for e in self.lifecycle(deposit_id) if e.phase == phase)
+
+
+def delivered_usdc(value_usd: str, gas_usd: str = "0.03", decimals: int = 6, service: bool = False) -> int:
+    """What a sweep of a deposit worth ``value_usd`` delivers in USDC smallest units, by
+    docs/protocol.md's rounding: value less gas, 0.2% LP fee and (with ``ua_project_id``) the 1%
+    service fee, truncated."""
+    from decimal import Decimal
+
+    unit = 10**18
+    value = int(Decimal(value_usd) * unit)
+    total = int(Decimal(gas_usd) * unit) + value * 2 // 1000 + (value // 100 if service else 0)
+    return (value - total) * 10**decimals // unit
+
+
+@pytest.fixture(scope="module")
+def net() -> Iterator[Any]:
+    """``depositkit.Devnet()``: the emulator in process, one per test module."""
+    import depositkit
+
+    with depositkit.Devnet() as devnet:
+        yield devnet
+
+
+@pytest.fixture
+def make_client(net: Any) -> Iterator[Any]:
+    """``make_client(destination=..., owner=..., **options)``: a ``DepositClient`` of a fresh
+    owner on ``net`` with the FAST_CLIENT knobs, closed after the test; devnet faults are
+    cleared after the test too."""
+    import depositkit
+
+    clients: list[Any] = []
+
+    def make(destination: Any = None, owner: Optional[str] = None, **options: Any) -> Any:
+        client = depositkit.DepositClient(
+            owner or new_owner(),
+            destination if destination is not None else {"chain_id": depositkit.CHAIN.ARBITRUM},
+            **{"services_url": net.services_url, **FAST_CLIENT, **options},
+        )
+        clients.append(client)
+        return client
+
+    try:
+        yield make
+    finally:
+        for client in clients:
+            client.close()
+        net.clear_faults()

@@ -1,10 +1,15 @@
 """depositkit: deposit addresses, watching, sweeping and user lookup, backed by a Rust core.
 
-This release holds the validation layer of the deposit spec (§4): the ``CHAIN`` table, the
-``TokenType`` enumeration, the destination and onramp rules, address checks and exact unit
-conversion; and ``UserRpcClient``, the client of the user-lookup JSON-RPC service, with its
-``User`` and ``Wallet`` records. Errors are the classes of :mod:`depositkit.exceptions`,
-re-exported here.
+- The validation layer of the deposit spec (§4): the ``CHAIN`` table, the ``TokenType``
+  enumeration, the destination and onramp rules, address checks and exact unit conversion.
+- ``DepositClient``: deposit addresses for an owner, a watcher, a sweeper delivering each deposit
+  to a destination chain and token, and lifecycle events (``DepositLifecycleEvent``,
+  ``StatusChangedEvent``, ``ErrorEvent``) by callback or by iteration.
+- ``Devnet``: the emulator of the remote services, started in process (tests, demos).
+- ``UserRpcClient``, the client of the user-lookup JSON-RPC service, with its ``User`` and
+  ``Wallet`` records.
+
+Errors are the classes of :mod:`depositkit.exceptions`, re-exported here.
 
 >>> import depositkit
 >>> depositkit.CHAIN.BASE
@@ -17,13 +22,25 @@ True
 
 from __future__ import annotations
 
+import atexit as _atexit
 import enum
+from typing import Union as _Union
 
 from . import _native
+from ._deposit import DestinationConfig
 from ._native import (
     DEFAULT_MIN_VALUE_USD,
     DEFAULT_POLLING_INTERVAL_MS,
     MAX_DECIMALS,
+    DeliveredAmount,
+    DepositAddresses,
+    DepositClient,
+    DepositLifecycleEvent,
+    DetectedDeposit,
+    Devnet,
+    ErrorEvent,
+    StatusChangedEvent,
+    SweepResult,
     User,
     UserRpcClient,
     Wallet,
@@ -81,6 +98,18 @@ __all__ = [
     # units
     "format_units",
     "parse_units",
+    # deposits
+    "DepositClient",
+    "DestinationConfig",
+    "DepositAddresses",
+    "DetectedDeposit",
+    "SweepResult",
+    "DeliveredAmount",
+    "DepositEvent",
+    "DepositLifecycleEvent",
+    "StatusChangedEvent",
+    "ErrorEvent",
+    "Devnet",
     # user lookup
     "UserRpcClient",
     "User",
@@ -136,3 +165,11 @@ TokenType.__doc__ = (
 
 DEFAULT_SUPPORTED_TOKENS = tuple(TokenType(symbol) for symbol in _native.DEFAULT_SUPPORTED_TOKENS)
 """The tokens a client detects and sweeps by default (spec §4): every ``TokenType``."""
+
+DepositEvent = _Union[DepositLifecycleEvent, StatusChangedEvent, ErrorEvent]
+"""Any event of a ``DepositClient``: tell them apart by ``event.type`` (``"deposit:lifecycle"``,
+``"status:change"``, ``"error"``) or ``isinstance``."""
+
+# Stop every client's event thread (and every in-process devnet) before the interpreter
+# finalizes: afterwards no thread may call into Python.
+_atexit.register(_native._close_all)

@@ -14,11 +14,22 @@ Import these names from ``depositkit``, not from here. Conventions shared by eve
 
 The user-lookup client (``UserRpcClient``, returning ``User`` and ``Wallet`` records) follows
 ``spec/user-rpc-service.md``; its network calls release the GIL and stay interruptible by Ctrl-C.
+
+The deposit client (``DepositClient``, with its records ``DepositAddresses``, ``DetectedDeposit``,
+``SweepResult`` and ``DeliveredAmount`` and its events ``DepositLifecycleEvent``,
+``StatusChangedEvent`` and ``ErrorEvent``) follows ``spec/deposit-library.md`` over the services
+of ``docs/protocol.md``; ``Devnet`` runs an emulator of those services in process.
 """
 
 import datetime
+import decimal
+import os
+import pathlib
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Literal, Optional, TypedDict, final
+from typing import Any, Callable, Literal, Optional, TypedDict, Union, final
+
+from .exceptions import DepositSDKError
 
 __version__: str
 """The version of depositkit (the Rust workspace's version)."""
@@ -77,6 +88,11 @@ def _error_kinds() -> list[tuple[str, int]]:
     >>> _error_kinds()[0]
     ('DepositSDKError', 1)
     """
+
+def _close_all() -> None:
+    """Closes every ``DepositClient``, then stops every ``Devnet``, still open. Registered with
+    ``atexit`` by ``depositkit/__init__.py`` so that the library's threads stop calling into
+    Python before the interpreter finalizes."""
 
 def _raise_error(
     code: int, message: str, rpc: Optional[tuple[int, str, Optional[str]]] = None
@@ -658,3 +674,803 @@ class UserRpcClient:
         traceback: Optional[TracebackType],
     ) -> Literal[False]:
         """Closes the client; never swallows the exception."""
+
+# --- deposits ------------------------------------------------------------------------------------
+
+DepositPhase = Literal["detected", "processing", "credited", "failed", "below_threshold"]
+"""The phases of a deposit (spec §3 ``DepositPhase``)."""
+
+ClientStatusName = Literal["idle", "initializing", "ready", "watching", "sweeping", "error"]
+"""The states of a ``DepositClient`` (spec §3 ``ClientStatus``)."""
+
+class DestinationDict(TypedDict):
+    """Where deposits go, as ``DepositClient.get_destination()`` answers it."""
+
+    address: str
+    """The receiving address: EVM addresses lower-case, a Solana address exactly as given."""
+    chain_id: int
+    """The destination chain (Ethereum, Base, Arbitrum, BNB Chain or Solana)."""
+    token: str
+    """The delivered token's symbol (``"USDC"``)."""
+
+class EventDestinationDict(TypedDict):
+    """Where a deposit goes, as a lifecycle event carries it (spec §2: address and chain)."""
+
+    address: str
+    chain_id: int
+
+class FeesDict(TypedDict):
+    """A sweep quote's fees in USD (``DeliveredAmount.fees``)."""
+
+    gas_usd: float
+    """Gas on the destination chain."""
+    lp_usd: float
+    """Liquidity-provider fee (0.2% of the value)."""
+    service_usd: float
+    """Service fee: 1% of the value with an own ``ua_project_id`` (spec §5.3), else 0."""
+    total_usd: float
+    """Their sum."""
+
+@final
+class DepositAddresses:
+    """The deposit addresses of a client's account (spec §2): one EVM address (every EVM chain)
+    and one Solana address. Immutable, equal when both addresses are equal, hashable.
+
+    ``repr()`` is ``<depositkit.DepositAddresses evm='0x…' solana='…'>``.
+    """
+
+    @property
+    def evm(self) -> str:
+        """The EVM deposit address, EIP-55 checksummed."""
+    @property
+    def solana(self) -> str:
+        """The Solana deposit address (base58)."""
+    def to_dict(self) -> dict[str, str]:
+        """``{"evm": ..., "solana": ...}`` (spec §2).
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class DetectedDeposit:
+    """A deposit the watcher found that is not delivered yet (spec §2 ``DetectedDeposit``), as
+    ``DepositClient.pending_deposits()`` lists it. Immutable; equal when every field is equal.
+    """
+
+    @property
+    def id(self) -> str:
+        """The deposit's id (``dep_`` and 32 hex digits), the same in every lifecycle event."""
+    @property
+    def token(self) -> str:
+        """The deposited token's symbol."""
+    @property
+    def chain_id(self) -> int:
+        """The chain it arrived on."""
+    @property
+    def amount(self) -> str:
+        """The amount, human-readable (``"0.01"``)."""
+    @property
+    def amount_usd(self) -> float:
+        """Its USD value at detection."""
+    @property
+    def raw_amount(self) -> int:
+        """The amount in smallest units."""
+    @property
+    def decimals(self) -> int:
+        """Decimals of the token on the chain (USDC and USDT have 18 on BNB Chain)."""
+    @property
+    def detected_at(self) -> int:
+        """When it was detected, unix milliseconds."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record: ``id``, ``token``, ``chainId``, ``amount``, ``amountUSD``,
+        ``rawAmount`` (an ``int``), ``decimals``, ``detectedAt``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class DeliveredAmount:
+    """What a successful sweep delivered: the quote's fee-aware amount (``SweepResult.delivered``).
+    ``value_usd - fees["total_usd"]`` at the destination token's price is the amount, to one
+    smallest unit."""
+
+    @property
+    def chain_id(self) -> int:
+        """The destination chain."""
+    @property
+    def token(self) -> str:
+        """The delivered token's symbol."""
+    @property
+    def address(self) -> str:
+        """The receiving address."""
+    @property
+    def raw_amount(self) -> int:
+        """Delivered, in smallest units of the destination token."""
+    @property
+    def amount(self) -> str:
+        """Delivered, human-readable."""
+    @property
+    def decimals(self) -> int:
+        """Decimals of the delivered token on the destination chain."""
+    @property
+    def value_usd(self) -> float:
+        """The deposit's USD value at the quote's prices."""
+    @property
+    def fees(self) -> FeesDict:
+        """The quote's fees (a new ``dict`` on each access)."""
+    @property
+    def quote_id(self) -> str:
+        """The executed quote."""
+    def to_dict(self) -> dict[str, Any]:
+        """``chainId``, ``token``, ``address``, ``rawAmount`` (an ``int``), ``amount``,
+        ``decimals``, ``valueUSD``, ``fees`` (``gasUSD``, ``lpUSD``, ``serviceUSD``, ``totalUSD``)
+        and ``quoteId``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class SweepResult:
+    """The outcome of sweeping one deposit (spec §2 ``SweepResult``), as ``DepositClient.sweep()``
+    and ``DepositClient.sweep_result()`` return it. Immutable.
+
+    ``status`` is ``"success"`` (delivered: ``transaction_id``, ``explorer_url`` and
+    ``delivered`` are set), ``"failed"`` (nothing moved; ``error`` says why and the deposit stays
+    pending for another ``sweep()``), or ``"pending"`` (the outcome of the send is unknown;
+    ``error`` says so; a later ``sweep()`` of the deposit resolves it with the same quote, never a
+    new one).
+    """
+
+    @property
+    def deposit_id(self) -> str:
+        """The deposit swept."""
+    @property
+    def transaction_id(self) -> Optional[str]:
+        """The delivering transaction, or ``None`` when there is none."""
+    @property
+    def explorer_url(self) -> Optional[str]:
+        """A block-explorer link to it, or ``None``."""
+    @property
+    def status(self) -> Literal["success", "failed", "pending"]:
+        """The outcome."""
+    @property
+    def error(self) -> Optional[str]:
+        """Why it failed or why its outcome is unknown; ``None`` on success."""
+    @property
+    def delivered(self) -> Optional[DeliveredAmount]:
+        """What was delivered (on success), else ``None``."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record: ``depositId``, ``transactionId`` and ``explorerUrl`` (``""`` when
+        there is none), ``status``, ``error`` (only when set) and ``delivered`` (only on success;
+        see ``DeliveredAmount.to_dict``).
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class DepositLifecycleEvent:
+    """A deposit entering a phase (spec §2 ``DepositLifecycleEvent``; the ``deposit:lifecycle``
+    event). ``id`` is the same in every phase of one deposit. Immutable.
+
+    A deposit goes ``detected`` → ``processing`` (again at each retry of its sweep) →
+    ``credited`` or ``failed``; a deposit worth less than the minimum is reported
+    ``below_threshold`` instead and never swept.
+
+    ``repr()`` is ``<depositkit.DepositLifecycleEvent credited id='dep_…' 0.01 ETH on chain 8453>``.
+    """
+
+    @property
+    def type(self) -> Literal["deposit:lifecycle"]:
+        """The event's type."""
+    @property
+    def id(self) -> str:
+        """The deposit's id."""
+    @property
+    def phase(self) -> DepositPhase:
+        """The phase the deposit entered."""
+    @property
+    def token(self) -> str:
+        """The deposited token's symbol."""
+    @property
+    def chain_id(self) -> int:
+        """The chain it arrived on."""
+    @property
+    def amount(self) -> str:
+        """The deposited amount, human-readable."""
+    @property
+    def amount_usd(self) -> float:
+        """Its USD value at detection."""
+    @property
+    def destination(self) -> Optional[EventDestinationDict]:
+        """Where it goes (the destination at the time of the event), or ``None``."""
+    @property
+    def transaction_id(self) -> Optional[str]:
+        """The delivering transaction; set on ``credited``."""
+    @property
+    def explorer_url(self) -> Optional[str]:
+        """A block-explorer link to it; set on ``credited`` when the chain has an explorer."""
+    @property
+    def error(self) -> Optional[str]:
+        """Why the sweep failed (``failed``) or why the deposit is below the threshold."""
+    @property
+    def timestamp(self) -> int:
+        """When the phase was entered, unix milliseconds."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record, camelCase: ``id``, ``phase``, ``token``, ``chainId``, ``amount``,
+        ``amountUSD``, ``timestamp``, and when set ``destination`` (``{"address", "chainId"}``),
+        ``transactionId``, ``explorerUrl``, ``error``. JSON-ready.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class StatusChangedEvent:
+    """The client's status changed (the ``status:change`` event). Immutable, hashable."""
+
+    @property
+    def type(self) -> Literal["status:change"]:
+        """The event's type."""
+    @property
+    def status(self) -> ClientStatusName:
+        """The new status."""
+    def to_dict(self) -> dict[str, str]:
+        """``{"status": ...}``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class ErrorEvent:
+    """Something failed in the background (the ``error`` event): a poll of the watcher, or a
+    ``poll_now()`` (which also raises). Immutable, hashable."""
+
+    @property
+    def type(self) -> Literal["error"]:
+        """The event's type."""
+    @property
+    def kind(self) -> str:
+        """The name of the exception class of the failure (``"UniversalAccountError"``)."""
+    @property
+    def code(self) -> int:
+        """The stable code of that class (``DepositSDKError.code``)."""
+    @property
+    def message(self) -> str:
+        """What failed and why."""
+    def exception(self) -> DepositSDKError:
+        """The exception of ``kind`` with ``message``, built (not raised), for example to
+        re-raise it."""
+    def to_dict(self) -> dict[str, Any]:
+        """``{"kind": ..., "code": ..., "message": ...}``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+DepositEvent = Union[DepositLifecycleEvent, StatusChangedEvent, ErrorEvent]
+"""Any event of a ``DepositClient``; tell them apart by ``type`` or ``isinstance``."""
+
+DestinationLike = Union[Mapping[str, Any], int, Any]
+"""A destination: a mapping with ``chain_id`` (or ``chainId``), ``address`` and ``token``; a
+``depositkit.DestinationConfig``; or a bare chain id (USDC to the owner address)."""
+
+@final
+class DepositClient:
+    """The deposit client (spec §4): deposit addresses for an owner, a watcher that detects
+    deposits, and a sweeper that converts each into the destination token and delivers it.
+
+    Create it with the owner and the destination, ``initialize()`` it (session, intermediary
+    wallet, account: the deposit addresses), then either ``start_watching()`` or call
+    ``poll_now()`` yourself. Each detected deposit is swept automatically (``auto_sweep``), one
+    at a time, and reported through lifecycle events::
+
+        with depositkit.DepositClient(owner, {"chain_id": depositkit.CHAIN.ARBITRUM},
+                                      services_url=url) as client:
+            addresses = client.initialize()
+            client.start_watching()
+            for event in client:               # blocks for each event
+                if event.type == "deposit:lifecycle" and event.phase == "credited":
+                    print(event.id, event.transaction_id)
+
+    **Events** reach the host two ways at once. *Pull*: ``next_event()`` or iterating the client
+    takes the oldest queued event (``DepositLifecycleEvent``, ``StatusChangedEvent`` or
+    ``ErrorEvent``); the queue holds ``event_queue_capacity`` events and drops the oldest when full
+    (``dropped_events``). *Callbacks*: ``on_deposit_event=`` (lifecycle events only) and
+    ``subscribe()`` (every event) are called in subscription order on the library's event thread
+    (``depositkit-events``), which takes the GIL for each call. A callback may call back into the
+    client (``status``, ``pending_deposits()``, even ``sweep()``). An exception raised by a
+    callback is reported through ``sys.unraisablehook`` (with the callback as its object) and
+    never stops delivery: later events still reach every callback. Slow callbacks delay later
+    events, not the client.
+
+    **Blocking calls** (``initialize``, ``poll_now``, ``sweep``, ``transactions``) run on a
+    worker thread while the caller waits with the GIL released; Ctrl-C interrupts the wait within
+    about 0.1 s (the call itself then finishes in the background). ``next_event`` and iteration
+    also wait with the GIL released and stay interruptible. Every call is bounded by
+    ``call_timeout_ms`` (``DepositTimeoutError``).
+
+    Thread-safe: a client may be used from many threads at once. ``close()`` (or ``with``, or
+    dropping the last reference, or interpreter exit) stops it. ``repr()`` shows the owner, the
+    status and the destination, never a key.
+
+    Every method raises, besides what it lists, ``DepositSDKError`` (the base class)
+    ``"the client is closed"`` after ``close()``, and ``InternalError`` when the process forked
+    after the client was created (create a new client in the child).
+    """
+
+    def __new__(
+        cls,
+        owner_address: str,
+        destination: DestinationLike,
+        *,
+        intermediary_address: Optional[str] = None,
+        ua_project_id: Optional[str] = None,
+        min_value_usd: Optional[Union[float, int, decimal.Decimal]] = 0.5,
+        supported_tokens: Optional[Sequence[str]] = None,
+        supported_chains: Optional[Sequence[int]] = None,
+        polling_interval_ms: Optional[int] = 3000,
+        auto_sweep: Optional[bool] = True,
+        refund: Optional[Mapping[str, Any]] = None,
+        notifications: Optional[Union[bool, Mapping[str, Any]]] = None,
+        funding: Optional[Mapping[str, Any]] = None,
+        onramp: Optional[Mapping[str, Any]] = None,
+        on_deposit_event: Optional[Callable[[DepositLifecycleEvent], object]] = None,
+        services_url: Optional[str] = None,
+        jwt_service_url: Optional[str] = None,
+        signer_url: Optional[str] = None,
+        account_service_url: Optional[str] = None,
+        sweep_retry_delay_ms: Optional[int] = 5000,
+        min_polling_interval_ms: Optional[int] = 2000,
+        request_timeout_ms: Optional[int] = 10000,
+        http_retries: Optional[int] = 3,
+        http_initial_backoff_ms: Optional[int] = 100,
+        call_timeout_ms: Optional[int] = 60000,
+        event_queue_capacity: Optional[int] = 1024,
+    ) -> DepositClient:
+        """A client for ``owner_address`` delivering to ``destination``. Nothing is sent yet:
+        ``initialize()`` opens the session. ``None`` for any keyword means its default.
+
+        Args:
+            owner_address: the owner of the unified account, an EVM address (spec §4
+                ``ownerAddress``).
+            destination: where swept deposits go (spec §2 ``DestinationConfig``): a dict
+                ``{"chain_id": CHAIN.ARBITRUM, "address": "0x…", "token": "USDC"}`` (keys in
+                snake_case or camelCase; ``address`` defaults to the owner address, ``token`` to
+                USDC), a ``depositkit.DestinationConfig``, or a bare chain id. The token must be
+                deliverable on the chain (``is_supported_destination_token``); X Layer is never a
+                destination; a Solana destination needs a Solana ``address`` (kept as given).
+            intermediary_address: the intermediary wallet, when known: ``initialize()`` checks the
+                signer's wallet equals it.
+            ua_project_id: your own project id for unified-account operations (spec §5.2; a 1%
+                service fee applies to sweeps, spec §5.3).
+            min_value_usd: minimum USD value of a deposit; smaller deposits reach
+                ``below_threshold`` (applied with 2% tolerance; ``0`` disables the check).
+                Deposits worth $0.10 or less are dust and ignored.
+            supported_tokens: the tokens the watcher reports (default every ``TokenType``).
+            supported_chains: the chain ids the watcher reports (default all 17).
+            polling_interval_ms: the watcher's interval (at least ``min_polling_interval_ms``,
+                2000 in production).
+            auto_sweep: sweep each detected deposit automatically; with ``False`` call
+                ``sweep(id)``.
+            refund: auto-refund settings (spec §2 ``RefundConfig``: ``enabled``, ``delay_ms``,
+                ``max_attempts``, ``refund_to_sender``); validated and stored, refunds come later.
+            notifications: ``True`` for the defaults, or spec §2's ``DepositNotificationsProps``
+                (``position``, ``theme``, ``duration_ms``, ``max``, ``class_name``); validated
+                and stored for the host to render from the events.
+            funding: fund-from-wallet settings (spec §2 ``FundingConfig``: ``enabled``,
+                ``api_key``, ``proxy_url``, ``evm_rpc_urls`` (chain id → URL), ``solana_rpc_url``,
+                ``min_value_usd``); validated and stored.
+            onramp: fiat onramp settings (spec §2 ``OnrampConfig``: ``enabled``, ``api_key``,
+                ``mode``, ``fiat_currency``, ``default_fiat_amount``, ``payment_mode``,
+                ``widget_url``); validated and stored.
+            on_deposit_event: called with every ``DepositLifecycleEvent`` (spec §4
+                ``onDepositEvent``), on the event thread (see the class).
+            services_url: base URL of the three services (``{services_url}/jwt``, ``/signer``,
+                ``/ua``), e.g. ``Devnet().services_url``.
+            jwt_service_url: the JWT service; overrides ``services_url``.
+            signer_url: the auth-core signer; overrides ``services_url``.
+            account_service_url: the universal-account service; overrides ``services_url``.
+            sweep_retry_delay_ms: wait between the 3 attempts of a failed sweep.
+            min_polling_interval_ms: **a test and devnet knob** (1 to 2000): lowers the minimum
+                ``polling_interval_ms`` so that tests never wait seconds between polls.
+            request_timeout_ms: deadline of one HTTP attempt.
+            http_retries: retries of one HTTP request answered 429/5xx, refused or timed out
+                (0 to 20).
+            http_initial_backoff_ms: first backoff between HTTP retries (doubling, full jitter).
+            call_timeout_ms: deadline of one blocking call (``initialize``, ``poll_now``,
+                ``sweep``, ``transactions``).
+            event_queue_capacity: size of the pull queue of events (at least 1).
+
+        Raises:
+            ConfigurationError: an option's value is invalid; the message names the option by
+                its Python name (not the spec's camelCase one) and the value
+                (``polling_interval_ms must be at least 2000 ms (and at most a day), got 500``).
+                Cases: an owner that is not an EVM address; an unknown destination chain id
+                (``Invalid destination chain ID: 7. ...``); X Layer or another non-destination
+                chain; a token not deliverable on the chain (``destination.token USDT cannot be
+                delivered on Base (8453); deliverable there: ETH, USDC``); an address invalid for
+                the chain's type; an unknown token symbol; an unknown chain in
+                ``supported_chains``; empty token or chain lists; a polling interval below the
+                minimum; a negative or non-finite ``min_value_usd``; a URL that is not http(s) or
+                carries credentials; an unknown key in a nested option dict. Also a
+                ``ValueError``.
+            TypeError: an unknown keyword, or a value of the wrong type (``polling_interval_ms``
+                given as ``str``, ``auto_sweep`` not a ``bool``, a non-callable
+                ``on_deposit_event``).
+        """
+    def initialize(self) -> DepositAddresses:
+        """Opens the intermediary session (JWT service), checks the signer's wallet against
+        ``intermediary_address``, and initializes the account. The status goes ``initializing``
+        → ``ready``, or ``error`` on failure, after which ``initialize()`` may be called again.
+
+        Returns:
+            The account's deposit addresses.
+
+        Raises:
+            JwtError: the JWT service is unreachable or failing (after retries), or its token
+                fails verification (signature, issuer, audience, subject, expiry).
+            AuthenticationError: the credentials or the session were refused.
+            ConfigurationError: ``intermediary_address`` is not the signer's wallet; or the client
+                is already initialized (``"Client already initialized"``) or initializing.
+            UniversalAccountError: the account cannot be initialized.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    @property
+    def deposit_addresses(self) -> DepositAddresses:
+        """The deposit addresses (after ``initialize()``).
+
+        Raises:
+            ConfigurationError: not initialized (``"Client not initialized. Call initialize()
+                first."``).
+        """
+    def set_destination(
+        self,
+        destination: Optional[DestinationLike] = None,
+        /,
+        *,
+        chain_id: Optional[int] = None,
+        address: Optional[str] = None,
+        token: Optional[str] = None,
+    ) -> DestinationDict:
+        """Changes where deposits go (spec §4 ``setDestination``): a destination as the
+        constructor takes it, or the ``chain_id``/``address``/``token`` keywords. Sweeps that
+        start from now on use it, including queued ones and retries.
+
+        Returns:
+            The new destination, resolved (``address`` defaulted to the owner, ``token`` to
+            USDC).
+
+        Raises:
+            ConfigurationError: the chain id, address or token is invalid (as for the
+                constructor's ``destination``); the old destination stays.
+            TypeError: both forms, or neither, were given; a value of the wrong type.
+        """
+    def get_destination(self) -> DestinationDict:
+        """The current destination (spec §4 ``getDestination``).
+
+        Returns:
+            A new ``dict`` with ``address``, ``chain_id`` and ``token``.
+        """
+    @property
+    def status(self) -> ClientStatusName:
+        """The status (spec §3): ``idle`` (not initialized, or closed), ``initializing``,
+        ``ready``, ``watching`` (the watcher runs), ``sweeping`` (a deposit is queued, being
+        swept or waiting for a retry), ``error`` (the last ``initialize()`` failed)."""
+    @property
+    def is_watching(self) -> bool:
+        """Whether the watcher runs."""
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+    @property
+    def owner_address(self) -> str:
+        """The owner address, lower-case."""
+    @property
+    def intermediary_address(self) -> Optional[str]:
+        """The intermediary (signer) wallet, once initialized."""
+    @property
+    def account_id(self) -> Optional[str]:
+        """The universal account's id, once initialized."""
+    @property
+    def dropped_events(self) -> int:
+        """Events dropped from the full pull queue so far."""
+    @property
+    def callback_panics(self) -> int:
+        """Callbacks that failed inside the library so far (an exception raised by a Python
+        callback is not counted: it goes to ``sys.unraisablehook``)."""
+    def is_onramp_supported(self) -> bool:
+        """Whether the fiat onramp serves the destination chain (spec §4: ``False`` for X
+        Layer; ``True`` for Ethereum, BNB Chain, Base, Arbitrum and Solana)."""
+    def start_watching(self) -> None:
+        """Starts the watcher: one poll now, then one every ``polling_interval_ms``, never
+        overlapping. Does nothing when it already runs. A failed poll is reported as an
+        ``ErrorEvent`` and the watcher goes on.
+
+        Raises:
+            ConfigurationError: not initialized (``"Client must be initialized before
+                watching"``).
+        """
+    def stop_watching(self) -> None:
+        """Stops the watcher (a poll under way is abandoned); sweeps under way go on. What was
+        already seen is remembered: nothing is reported twice after ``start_watching()``."""
+    def poll_now(self) -> list[DepositLifecycleEvent]:
+        """Runs one poll now (after a poll under way) and returns the events it produced
+        (``detected`` and ``below_threshold``). They are also queued for ``next_event()`` and
+        handed to the callbacks before this returns. Detected deposits are queued for their
+        sweep when ``auto_sweep`` is on; the sweep then runs in the background.
+
+        Returns:
+            The new lifecycle events, possibly none.
+
+        Raises:
+            ConfigurationError: not initialized.
+            UniversalAccountError: the balances cannot be read (also reported as an
+                ``ErrorEvent``).
+            JwtError: the session cannot be renewed.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def pending_deposits(self) -> list[DetectedDeposit]:
+        """Detected deposits not delivered yet (queued, being swept, failed, or with an unknown
+        outcome), oldest first.
+
+        Returns:
+            A new list.
+        """
+    def sweep(self, deposit_id: str) -> SweepResult:
+        """Sweeps one pending deposit now (one attempt, through the serial sweep queue) and
+        waits for the result. Lifecycle events follow as for automatic sweeps. A deposit whose
+        last send has an unknown outcome is resolved with its quote, never quoted anew.
+
+        Returns:
+            The result; ``status`` ``"failed"`` is a result, not an exception.
+
+        Raises:
+            NotFoundError: no pending deposit has this id (unknown, or already delivered).
+            SweepError: the deposit is being swept right now.
+            ConfigurationError: not initialized.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def sweep_result(self, deposit_id: str) -> Optional[SweepResult]:
+        """The result of the last finished sweep of ``deposit_id`` (automatic or manual), or
+        ``None``."""
+    def transactions(self, page: int = 1, page_size: int = 10) -> dict[str, Any]:
+        """A page of the account's transactions, newest first (spec §2
+        ``TransactionsResponse``: ``transactions`` (``UATransaction`` dicts, camelCase),
+        ``page``, ``pageSize``).
+
+        Raises:
+            ConfigurationError: not initialized.
+            UniversalAccountError: the service refused or failed.
+        """
+    def subscribe(self, callback: Callable[[DepositEvent], object]) -> int:
+        """Calls ``callback(event)`` for every event from now on (lifecycle, status changes,
+        errors) on the event thread; see the class for the rules.
+
+        Returns:
+            The subscription id, for ``unsubscribe()``.
+
+        Raises:
+            TypeError: ``callback`` is not callable.
+        """
+    def unsubscribe(self, id: int) -> bool:
+        """Removes a subscription; from then on its callback is not called (not even by a
+        delivery under way) and the client no longer holds it.
+
+        Returns:
+            ``False`` when ``id`` was not subscribed.
+        """
+    def next_event(self, timeout: Optional[float] = None) -> Optional[DepositEvent]:
+        """The oldest queued event, waiting at most ``timeout`` seconds for one (``0``: do not
+        wait; ``None``: until one comes or the client is closed). Waits with the GIL released;
+        Ctrl-C interrupts it.
+
+        Returns:
+            The event, or ``None`` on timeout, or once the client is closed and its queue empty.
+
+        Raises:
+            InvalidArgumentError: ``timeout`` is negative or NaN.
+            TypeError: ``timeout`` is not a number.
+        """
+    def __iter__(self) -> Iterator[DepositEvent]:
+        """The client itself: iterating it yields every event as it comes."""
+    def __next__(self) -> DepositEvent:
+        """The next event, waiting as long as it takes (GIL released, Ctrl-C interrupts).
+
+        Raises:
+            StopIteration: the client is closed and every queued event was taken.
+        """
+    def close(self) -> None:
+        """Stops the watcher and the sweeper (a sweep under way is abandoned: its money is
+        either delivered or still in the account, where a new client finds it), lets the event
+        thread deliver what is queued (at most 5 s), and drops every callback. Idempotent;
+        the status becomes ``idle``. Queued events can still be taken with ``next_event()``
+        and iteration; every other call raises ``DepositSDKError``."""
+    def __enter__(self) -> DepositClient:
+        """Returns the client itself.
+
+        Raises:
+            DepositSDKError: the client is closed.
+        """
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> Literal[False]:
+        """Closes the client; never swallows the exception."""
+
+# --- devnet --------------------------------------------------------------------------------------
+
+class DemoCredentialsDict(TypedDict):
+    """The demo project of ``depositkit-devnet serve --demo`` (``Devnet.demo_credentials()``)."""
+
+    project_id: str
+    server_key: str
+    user_uuid: str
+    user_token: str
+    jwt_uid: str
+    evm_address: str
+    solana_address: str
+
+@final
+class Devnet:
+    """The devnet emulator of the remote services (``docs/protocol.md``: the JWT service, the
+    auth-core signer, the universal-account service, and the user-lookup service), running in
+    this process on an ephemeral loopback port, with its own thread and runtime. For tests,
+    demos and notebooks::
+
+        with depositkit.Devnet() as devnet:
+            client = depositkit.DepositClient(owner, {"chain_id": 42161},
+                                              services_url=devnet.services_url)
+            addresses = client.initialize()
+            devnet.deposit(addresses.evm, depositkit.CHAIN.BASE, "ETH", "0.01")
+
+    The admin methods act on the emulator directly (not over HTTP) and release the GIL. Prices
+    start at ETH 2500, BNB 600, SOL 150, BTC 60000, USDC 1, USDT 1. ``repr()`` is
+    ``<depositkit.Devnet services_url='http://127.0.0.1:PORT'>``.
+
+    Every method raises ``DepositSDKError`` ``"the devnet is closed"`` after ``close()``.
+    """
+
+    def __new__(
+        cls, *, db_path: Optional[Union[str, os.PathLike[str]]] = None, fault_injection: bool = True
+    ) -> Devnet:
+        """Starts the emulator; it answers when this returns (the first JWT may wait 0.1-0.4 s
+        for the first signing key of a fresh database).
+
+        Args:
+            db_path: the SQLite file (created when missing; reused files keep accounts and
+                wallets). ``None``: a fresh file in a temporary directory removed by ``close()``.
+            fault_injection: serve the fault endpoints over HTTP too (``/devnet/faults``, …).
+                The fault methods of this class work either way.
+
+        Raises:
+            DepositSDKError: the database cannot be opened or the port bound.
+        """
+    @property
+    def services_url(self) -> str:
+        """``http://127.0.0.1:PORT``: the ``services_url`` of a ``DepositClient``."""
+    @property
+    def user_rpc_url(self) -> str:
+        """``http://127.0.0.1:PORT/user-rpc``: the ``base_url`` of a ``UserRpcClient``."""
+    @property
+    def db_path(self) -> pathlib.Path:
+        """The database file."""
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+    def deposit(
+        self,
+        address: str,
+        chain_id: int,
+        token: str,
+        amount: Optional[Union[str, int, decimal.Decimal]] = None,
+        *,
+        raw_amount: Optional[int] = None,
+        sender: Optional[str] = None,
+    ) -> str:
+        """Credits an incoming transfer to ``address`` on ``chain_id``: a deposit when it is an
+        account's deposit address (the EVM one for EVM chains, the Solana one for Solana), else a
+        credit to the address's ledger.
+
+        Args:
+            amount: whole tokens (``"0.01"``, ``Decimal("25")``, ``25``), converted with the
+                token's decimals on the chain (USDC has 18 on BNB Chain).
+            raw_amount: smallest units instead. Give exactly one of the two.
+            sender: the sending address, recorded in the account's history.
+
+        Returns:
+            The transfer's transaction hash.
+
+        Raises:
+            InvalidArgumentError: a bad address for the chain, an unknown chain, a zero amount,
+                an amount with more decimals than the token has.
+            TypeError: both or neither of ``amount`` and ``raw_amount``; a ``float`` amount.
+        """
+    def ledger_balance(self, address: str, chain_id: int, token: str) -> int:
+        """What ``address`` holds of ``token`` on ``chain_id``, in smallest units (``0`` when
+        nothing arrived): the account's balance for a deposit address, else the ledger's amount
+        (how tests check what a sweep delivered).
+
+        Raises:
+            InvalidArgumentError: an unknown chain.
+        """
+    def set_price(self, token: str, usd: float) -> None:
+        """Sets the USD price of ``token`` (kept until the devnet stops).
+
+        Raises:
+            InvalidArgumentError: not a positive finite number up to 10^12.
+        """
+    def fail_next_sweeps(self, count: int, mode: Literal["fail", "reject"] = "fail") -> None:
+        """The next ``count`` sweep sends fail (``0`` disarms): ``"fail"`` answers
+        ``status: "failed"`` with the money left in the account; ``"reject"`` answers 400
+        ``ROUTE_FAILED`` before any money moves. Either is a no-money-moved failure the client
+        retries."""
+    def rotate_jwt_key(self) -> str:
+        """Makes a new JWT signing key current (the previous one stays valid). Takes 0.1-0.4 s.
+
+        Returns:
+            The new key id.
+        """
+    def forge_next_jwts(self, count: int) -> None:
+        """The next ``count`` JWTs are signed with a key not in the JWKS: clients refuse them
+        (``JwtError``)."""
+    def expire_sessions(self, user: Optional[str] = None) -> None:
+        """Every JWT issued so far (to ``user``, an owner address, when given) is refused by the
+        services from now on, as if expired; clients renew their session."""
+    def inject_fault(
+        self,
+        service: Literal["jwt", "signer", "ua", "user-rpc"],
+        *,
+        status: Optional[int] = None,
+        retry_after: Optional[int] = None,
+        delay_ms: Optional[int] = None,
+        count: int = 1,
+        path: Optional[str] = None,
+    ) -> None:
+        """The next ``count`` requests to ``service`` (only those whose path starts with
+        ``path``, e.g. ``"/v1/sweeps/send"``, when given) wait ``delay_ms`` and/or are answered
+        HTTP ``status`` (400-599) with ``Retry-After: retry_after`` seconds.
+
+        Raises:
+            InvalidArgumentError: an unknown service, a fault without status nor delay, a status
+                outside 400-599, a delay over 60 s, ``count`` 0, a ``path`` for user-rpc.
+        """
+    def clear_faults(self) -> None:
+        """Disarms every pending fault: service faults, sweep faults, forged JWTs (expired
+        sessions stay expired)."""
+    def demo_credentials(self) -> DemoCredentialsDict:
+        """The demo project and user of ``depositkit-devnet serve --demo`` (created on first
+        call; later calls rotate the server key and issue a new user token), for trying a
+        ``UserRpcClient`` against ``user_rpc_url``."""
+    def close(self) -> None:
+        """Stops the server (in-flight requests get up to 2 s) and removes the temporary
+        database. Idempotent."""
+    def __enter__(self) -> Devnet:
+        """Returns the devnet itself.
+
+        Raises:
+            DepositSDKError: the devnet is closed.
+        """
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> Literal[False]:
+        """Closes the devnet; never swallows the exception."""

@@ -1,0 +1,1125 @@
+//! The deposit client for Python: `depositkit.DepositClient` over
+//! `depositkit_core::deposit::DepositClient`.
+//!
+//! - **Options** are keyword arguments in snake_case, each mapped to one field of
+//!   [`DepositClientConfig`] (see [`build_config`]); the nested ones (`refund`, `notifications`,
+//!   `funding`, `onramp`) are dicts whose keys may be snake_case or the spec's camelCase. A value
+//!   of the wrong type raises `TypeError`; a bad value `ConfigurationError` (a `ValueError`),
+//!   whose message names the option by its Python name (see [`pythonize`]).
+//! - **Blocking calls** (`initialize`, `poll_now`, `sweep`, `transactions`) run on a worker
+//!   thread while the caller waits with the GIL released and stays interruptible by Ctrl-C
+//!   ([`crate::blocking`]). `next_event` and iteration wait in 100 ms slices, detached.
+//! - **Callbacks** (`on_deposit_event=`, `subscribe`) are held in [`CallbackSlot`]s: the core's
+//!   event thread calls them attached to the interpreter, and their exceptions go to
+//!   `sys.unraisablehook`. The client's `__traverse__`/`__clear__` expose them to the garbage
+//!   collector, so a callback that refers to its client is collected with it.
+//! - **Lifecycle**: `close()` (also `with`, dropping the object, and the `atexit` hook
+//!   [`close_all`]) stops the client with the GIL released, so that the event thread can finish a
+//!   callback that is waiting for the GIL.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use depositkit_core as core;
+use depositkit_core::deposit::{
+    DepositClient, DepositClientConfig, DestinationConfig, FundingConfig, NotificationsConfig,
+    OnrampConfig, RefundConfig, SubscriptionId,
+};
+use depositkit_core::describe::quote;
+use depositkit_core::{Error, ErrorKind, TokenType};
+use pyo3::exceptions::{PyStopIteration, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit, intern};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::blocking::{wait_for_raw, wait_sliced};
+use crate::conversions::{json_to_py, str_arg};
+use crate::errors::to_py_err;
+use crate::events::{
+    CallbackSlot, PyDepositAddresses, PyDetectedDeposit, PyLifecycleEvent, PySweepResult,
+    event_to_py, py_repr, resolved_destination_dict,
+};
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDepositClient>()
+}
+
+/// A core client and whether its `close()` has returned.
+struct Shared {
+    client: DepositClient,
+    /// Set once `close()` returned: every event the client will ever produce is queued by then
+    /// (the core's own flag is set at the start of `close()`, before its last status change).
+    closed: AtomicBool,
+}
+
+impl Shared {
+    fn close(&self) {
+        let _ = self.client.close();
+        self.closed.store(true, Ordering::Release);
+    }
+
+    fn finished(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+}
+
+/// Every client not yet dropped, for [`close_all`].
+static LIVE: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
+
+/// Closes every client still alive (the package's `atexit` hook): their event threads stop
+/// before the interpreter finalizes. Runs detached from the interpreter.
+pub(crate) fn close_all(py: Python<'_>) {
+    let live: Vec<Arc<Shared>> = LIVE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain(..)
+        .filter_map(|weak| weak.upgrade())
+        .collect();
+    py.detach(move || {
+        for shared in live {
+            shared.close();
+        }
+    });
+}
+
+fn remember(client: &Arc<Shared>) {
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    live.retain(|weak| weak.strong_count() > 0);
+    live.push(Arc::downgrade(client));
+}
+
+// --- errors -----------------------------------------------------------------------------------
+
+/// The spec's camelCase option names that core messages may contain; [`pythonize`] writes them
+/// in snake_case, the names of the Python keywords and dict keys.
+const OPTION_NAMES: &[&str] = &[
+    "ownerAddress",
+    "intermediaryAddress",
+    "uaProjectId",
+    "minValueUSD",
+    "supportedTokens",
+    "supportedChains",
+    "pollingIntervalMs",
+    "minPollingIntervalMs",
+    "autoSweep",
+    "sweepRetryDelayMs",
+    "servicesUrl",
+    "jwtServiceUrl",
+    "signerUrl",
+    "accountServiceUrl",
+    "requestTimeoutMs",
+    "httpRetries",
+    "httpInitialBackoffMs",
+    "callTimeoutMs",
+    "eventQueueCapacity",
+    "onDepositEvent",
+    "chainId",
+    "delayMs",
+    "maxAttempts",
+    "refundToSender",
+    "durationMs",
+    "className",
+    "apiKey",
+    "proxyUrl",
+    "evmRpcUrls",
+    "solanaRpcUrl",
+    "fiatCurrency",
+    "defaultFiatAmount",
+    "paymentMode",
+    "widgetUrl",
+];
+
+/// `minValueUSD` → `min_value_usd`, `chainId` → `chain_id`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut previous: Option<char> = None;
+    for c in name.chars() {
+        if c.is_ascii_uppercase()
+            && previous.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+        {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+        previous = Some(c);
+    }
+    out
+}
+
+/// `delay_ms` → `delayMs`, `min_value_usd` → `minValueUSD` (the spec's one acronym); a name
+/// without `_` is kept.
+fn camel_case(name: &str) -> String {
+    if name == "min_value_usd" {
+        return "minValueUSD".to_owned();
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' && !out.is_empty() {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A core configuration message with its option names in Python's spelling: every name of
+/// [`OPTION_NAMES`] outside quoted values (`"…"`), and every camelCase word inside backticks
+/// (serde's "unknown field `delayMs`"). Quoted values — what the host passed — are kept as they
+/// are.
+fn pythonize(message: &str) -> String {
+    let mut out = String::with_capacity(message.len() + 8);
+    let mut word = String::new();
+    let mut in_quote = false;
+    let mut escaped = false;
+    let mut in_backticks = false;
+    let flush = |word: &mut String, out: &mut String, in_backticks: bool| {
+        if word.is_empty() {
+            return;
+        }
+        let camel = word.chars().any(|c| c.is_ascii_uppercase())
+            && word.chars().next().is_some_and(|c| c.is_ascii_lowercase());
+        if OPTION_NAMES.contains(&word.as_str()) || (in_backticks && camel) {
+            out.push_str(&snake_case(word));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in message.chars() {
+        if in_quote {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_quote = false;
+            }
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        flush(&mut word, &mut out, in_backticks);
+        match c {
+            '"' => in_quote = true,
+            '`' => in_backticks = !in_backticks,
+            _ => {}
+        }
+        out.push(c);
+    }
+    flush(&mut word, &mut out, in_backticks);
+    out
+}
+
+/// The exception of a core error raised by the client: configuration messages name the options
+/// as Python spells them.
+fn client_err(py: Python<'_>, err: Error) -> PyErr {
+    if err.kind() == ErrorKind::Configuration {
+        to_py_err(py, Error::configuration(pythonize(err.message())))
+    } else {
+        to_py_err(py, err)
+    }
+}
+
+fn config_error(py: Python<'_>, message: String) -> PyErr {
+    to_py_err(py, Error::configuration(message))
+}
+
+/// The name of `obj`'s type, for a `TypeError` message.
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "<unknown type>".to_owned())
+}
+
+/// `repr(obj)`, cut to 80 characters.
+fn shown(obj: &Bound<'_, PyAny>) -> String {
+    let text = obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".to_owned());
+    if text.chars().count() > 80 {
+        let head: String = text.chars().take(80).collect();
+        format!("{head}…")
+    } else {
+        text
+    }
+}
+
+// --- option conversion ------------------------------------------------------------------------
+
+/// `None` (the argument's default) for a missing argument or `None`.
+fn given<'a, 'py>(obj: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    obj.filter(|o| !o.is_none())
+}
+
+fn text_opt(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<String>> {
+    given(obj).map(|o| str_arg(o, name).map(|s| s.into_owned())).transpose()
+}
+
+/// An `int` (not `bool`) option that fits `T`, else `ConfigurationError` naming it.
+fn int_opt<'py, T>(
+    obj: Option<&Bound<'py, PyAny>>,
+    name: &str,
+    expected: &str,
+) -> PyResult<Option<T>>
+where
+    T: for<'a> FromPyObject<'a, 'py>,
+{
+    let Some(obj) = given(obj) else { return Ok(None) };
+    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!("{name} must be an int, not {}", type_name(obj))));
+    }
+    obj.extract::<T>().map(Some).map_err(|_| {
+        config_error(obj.py(), format!("{name} must be {expected}, got {}", shown(obj)))
+    })
+}
+
+/// A number option: `int`, `float` or `decimal.Decimal` (not `bool`).
+fn number_opt(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<f64>> {
+    let Some(obj) = given(obj) else { return Ok(None) };
+    let py = obj.py();
+    let is_decimal = py
+        .import(intern!(py, "decimal"))?
+        .getattr(intern!(py, "Decimal"))
+        .and_then(|decimal| obj.is_instance(&decimal))?;
+    if obj.is_instance_of::<PyBool>()
+        || !(obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() || is_decimal)
+    {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be a number, not {}",
+            type_name(obj)
+        )));
+    }
+    let value = if obj.is_instance_of::<PyFloat>() {
+        obj.extract::<f64>()
+    } else {
+        obj.call_method0(intern!(py, "__float__"))?.extract::<f64>()
+    };
+    value.map(Some).map_err(|_| {
+        config_error(py, format!("{name} must be a finite number, got {}", shown(obj)))
+    })
+}
+
+fn bool_opt(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<bool>> {
+    let Some(obj) = given(obj) else { return Ok(None) };
+    if !obj.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!("{name} must be a bool, not {}", type_name(obj))));
+    }
+    Ok(Some(obj.extract::<bool>()?))
+}
+
+/// The items of an iterable option (a `str` is refused: it is an iterable of characters).
+fn items<'py>(obj: &Bound<'py, PyAny>, name: &str, what: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyMapping>() {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an iterable of {what}, not {}",
+            type_name(obj)
+        )));
+    }
+    let iter = obj.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{name} must be an iterable of {what}, not {}",
+            type_name(obj)
+        ))
+    })?;
+    iter.collect()
+}
+
+const TOKEN_LIST: &str = "ETH, USDC, USDT, BTC, SOL, BNB";
+
+/// A token (a `TokenType` or its symbol in any case) of the option `name`.
+fn token_of(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<TokenType> {
+    if !obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be a TokenType or str, not {}",
+            type_name(obj)
+        )));
+    }
+    let text = str_arg(obj, name)?;
+    text.parse::<TokenType>().map_err(|_| {
+        config_error(obj.py(), format!("{name} must be one of {TOKEN_LIST}, got {}", quote(&text)))
+    })
+}
+
+fn tokens_opt(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<TokenType>>> {
+    let Some(obj) = given(obj) else { return Ok(None) };
+    items(obj, "supported_tokens", "tokens")?
+        .iter()
+        .map(|item| token_of(item, "supported_tokens"))
+        .collect::<PyResult<Vec<_>>>()
+        .map(Some)
+}
+
+fn chains_opt(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u64>>> {
+    let Some(obj) = given(obj) else { return Ok(None) };
+    let mut chains = Vec::new();
+    for item in items(obj, "supported_chains", "chain ids")? {
+        if item.is_instance_of::<PyBool>() || !item.is_instance_of::<PyInt>() {
+            return Err(PyTypeError::new_err(format!(
+                "supported_chains must contain chain ids (int), not {}",
+                type_name(&item)
+            )));
+        }
+        let id = item.extract::<u64>().map_err(|_| {
+            config_error(
+                obj.py(),
+                format!(
+                    "supported_chains contains an unknown chain ID: {}. Use chains from the CHAIN constant.",
+                    shown(&item)
+                ),
+            )
+        })?;
+        chains.push(id);
+    }
+    Ok(Some(chains))
+}
+
+/// `destination` (also `set_destination`'s argument): a mapping with `chain_id` (or `chainId`),
+/// `address` and `token`; an object with those attributes (`depositkit.DestinationConfig`); or a
+/// bare chain id (USDC to the owner address on that chain).
+fn destination_arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<DestinationConfig> {
+    let py = obj.py();
+    let (chain_id, address, token) = if obj.is_instance_of::<PyInt>()
+        && !obj.is_instance_of::<PyBool>()
+    {
+        (Some(obj.clone()), None, None)
+    } else if let Ok(mapping) = obj.cast::<PyMapping>() {
+        let mut chain_id = None;
+        let mut address = None;
+        let mut token = None;
+        for item in mapping.items()?.iter() {
+            let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+            let key_text = str_arg(&key, "a destination key")?.into_owned();
+            let slot = match key_text.as_str() {
+                "chain_id" | "chainId" => &mut chain_id,
+                "address" => &mut address,
+                "token" => &mut token,
+                _ => {
+                    return Err(config_error(
+                        py,
+                        format!(
+                            "destination has an unknown key {}: expected chain_id, address and token",
+                            quote(&key_text)
+                        ),
+                    ));
+                }
+            };
+            if slot.is_some() {
+                return Err(config_error(
+                    py,
+                    "destination gives both chain_id and chainId".to_owned(),
+                ));
+            }
+            *slot = Some(value);
+        }
+        (chain_id, address, token)
+    } else if obj.hasattr(intern!(py, "chain_id"))? {
+        let attr = |name: &str| -> PyResult<Option<Bound<'py, PyAny>>> {
+            if obj.hasattr(name)? { Ok(Some(obj.getattr(name)?)) } else { Ok(None) }
+        };
+        (attr("chain_id")?, attr("address")?, attr("token")?)
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "destination must be a dict with chain_id, address and token, a DestinationConfig or a chain id, not {}",
+            type_name(obj)
+        )));
+    };
+    let Some(chain_id) = chain_id.filter(|c| !c.is_none()) else {
+        return Err(config_error(py, "destination.chain_id is required".to_owned()));
+    };
+    if chain_id.is_instance_of::<PyBool>() || !chain_id.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "destination.chain_id must be an int, not {}",
+            type_name(&chain_id)
+        )));
+    }
+    let chain_id = chain_id.extract::<u64>().map_err(|_| {
+        config_error(
+            py,
+            format!(
+                "Invalid destination chain ID: {}. Use a chain from the CHAIN constant.",
+                shown(&chain_id)
+            ),
+        )
+    })?;
+    let address = text_opt(address.as_ref(), "destination.address")?;
+    let token = given(token.as_ref()).map(|t| token_of(t, "destination.token")).transpose()?;
+    Ok(DestinationConfig { chain_id, address, token })
+}
+
+/// A Python value as JSON, for the nested option dicts. Dict keys may be `str` or `int` (the
+/// chain ids of `funding.evm_rpc_urls`).
+fn to_json(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
+    if obj.is_none() {
+        Ok(Value::Null)
+    } else if obj.is_instance_of::<PyBool>() {
+        Ok(Value::Bool(obj.extract()?))
+    } else if obj.is_instance_of::<PyInt>() {
+        if let Ok(n) = obj.extract::<u64>() {
+            Ok(Value::from(n))
+        } else if let Ok(n) = obj.extract::<i64>() {
+            Ok(Value::from(n))
+        } else {
+            Err(config_error(obj.py(), format!("{name} is out of range: {}", shown(obj))))
+        }
+    } else if obj.is_instance_of::<PyFloat>() {
+        let n: f64 = obj.extract()?;
+        serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(|| {
+            config_error(obj.py(), format!("{name} must be a finite number, got {n}"))
+        })
+    } else if obj.is_instance_of::<PyString>() {
+        Ok(Value::String(str_arg(obj, name)?.into_owned()))
+    } else if let Ok(mapping) = obj.cast::<PyMapping>() {
+        let mut map = Map::new();
+        for item in mapping.items()?.iter() {
+            let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+            let key = if key.is_instance_of::<PyInt>() && !key.is_instance_of::<PyBool>() {
+                key.str()?.to_string()
+            } else {
+                str_arg(&key, &format!("a key of {name}"))?.into_owned()
+            };
+            let value = to_json(&value, &format!("{name}[{key}]"))?;
+            map.insert(key, value);
+        }
+        Ok(Value::Object(map))
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        obj.try_iter()?
+            .enumerate()
+            .map(|(i, item)| to_json(&item?, &format!("{name}[{i}]")))
+            .collect::<PyResult<Vec<_>>>()
+            .map(Value::Array)
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "{name} must hold only str, int, float, bool, None, lists and dicts, not {}",
+            type_name(obj)
+        )))
+    }
+}
+
+/// A nested option given as a dict (snake_case or camelCase keys), read by the core's own
+/// deserializer: unknown keys and wrong types are refused with the option named.
+fn nested_opt<T: DeserializeOwned>(
+    obj: Option<&Bound<'_, PyAny>>,
+    name: &str,
+) -> PyResult<Option<T>> {
+    let Some(obj) = given(obj) else { return Ok(None) };
+    let py = obj.py();
+    let Ok(mapping) = obj.cast::<PyMapping>() else {
+        return Err(PyTypeError::new_err(format!("{name} must be a dict, not {}", type_name(obj))));
+    };
+    let mut map = Map::new();
+    for item in mapping.items()?.iter() {
+        let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+        let key = str_arg(&key, &format!("a key of {name}"))?.into_owned();
+        let camel = camel_case(&key);
+        let value = to_json(&value, &format!("{name}.{key}"))?;
+        if map.insert(camel.clone(), value).is_some() {
+            return Err(config_error(
+                py,
+                format!("{name} gives {} twice (in snake_case and camelCase)", snake_case(&camel)),
+            ));
+        }
+    }
+    serde_json::from_value(Value::Object(map))
+        .map(Some)
+        .map_err(|e| config_error(py, pythonize(&format!("invalid {name}: {e}"))))
+}
+
+/// The options of `DepositClient(...)`, in the order of its signature.
+pub(crate) struct Options<'a, 'py> {
+    pub intermediary_address: Option<&'a Bound<'py, PyAny>>,
+    pub ua_project_id: Option<&'a Bound<'py, PyAny>>,
+    pub min_value_usd: Option<&'a Bound<'py, PyAny>>,
+    pub supported_tokens: Option<&'a Bound<'py, PyAny>>,
+    pub supported_chains: Option<&'a Bound<'py, PyAny>>,
+    pub polling_interval_ms: Option<&'a Bound<'py, PyAny>>,
+    pub auto_sweep: Option<&'a Bound<'py, PyAny>>,
+    pub refund: Option<&'a Bound<'py, PyAny>>,
+    pub notifications: Option<&'a Bound<'py, PyAny>>,
+    pub funding: Option<&'a Bound<'py, PyAny>>,
+    pub onramp: Option<&'a Bound<'py, PyAny>>,
+    pub services_url: Option<&'a Bound<'py, PyAny>>,
+    pub jwt_service_url: Option<&'a Bound<'py, PyAny>>,
+    pub signer_url: Option<&'a Bound<'py, PyAny>>,
+    pub account_service_url: Option<&'a Bound<'py, PyAny>>,
+    pub sweep_retry_delay_ms: Option<&'a Bound<'py, PyAny>>,
+    pub min_polling_interval_ms: Option<&'a Bound<'py, PyAny>>,
+    pub request_timeout_ms: Option<&'a Bound<'py, PyAny>>,
+    pub http_retries: Option<&'a Bound<'py, PyAny>>,
+    pub http_initial_backoff_ms: Option<&'a Bound<'py, PyAny>>,
+    pub call_timeout_ms: Option<&'a Bound<'py, PyAny>>,
+    pub event_queue_capacity: Option<&'a Bound<'py, PyAny>>,
+}
+
+const NON_NEGATIVE: &str = "a non-negative integer";
+
+/// Every option into the core's configuration (every field of [`DepositClientConfig`] but
+/// `on_deposit_event`, which the caller sets). `None` for an option means its default.
+fn build_config(
+    owner_address: &Bound<'_, PyAny>,
+    destination: &Bound<'_, PyAny>,
+    o: &Options<'_, '_>,
+) -> PyResult<DepositClientConfig> {
+    let owner = str_arg(owner_address, "owner_address")?.into_owned();
+    let mut config = DepositClientConfig::new(owner, destination_arg(destination)?);
+    config.intermediary_address = text_opt(o.intermediary_address, "intermediary_address")?;
+    config.ua_project_id = text_opt(o.ua_project_id, "ua_project_id")?;
+    if let Some(min) = number_opt(o.min_value_usd, "min_value_usd")? {
+        config.min_value_usd = min;
+    }
+    if let Some(tokens) = tokens_opt(o.supported_tokens)? {
+        config.supported_tokens = tokens;
+    }
+    if let Some(chains) = chains_opt(o.supported_chains)? {
+        config.supported_chains = chains;
+    }
+    if let Some(ms) = int_opt(o.polling_interval_ms, "polling_interval_ms", NON_NEGATIVE)? {
+        config.polling_interval_ms = ms;
+    }
+    if let Some(auto) = bool_opt(o.auto_sweep, "auto_sweep")? {
+        config.auto_sweep = auto;
+    }
+    if let Some(refund) = nested_opt::<RefundConfig>(o.refund, "refund")? {
+        config.refund = refund;
+    }
+    config.notifications = match given(o.notifications) {
+        None => None,
+        Some(flag) if flag.is_instance_of::<PyBool>() => {
+            flag.extract::<bool>()?.then(NotificationsConfig::default)
+        }
+        Some(_) => nested_opt::<NotificationsConfig>(o.notifications, "notifications")?,
+    };
+    if let Some(funding) = nested_opt::<FundingConfig>(o.funding, "funding")? {
+        config.funding = funding;
+    }
+    if let Some(onramp) = nested_opt::<OnrampConfig>(o.onramp, "onramp")? {
+        config.onramp = onramp;
+    }
+    config.services_url = text_opt(o.services_url, "services_url")?;
+    config.jwt_service_url = text_opt(o.jwt_service_url, "jwt_service_url")?;
+    config.signer_url = text_opt(o.signer_url, "signer_url")?;
+    config.account_service_url = text_opt(o.account_service_url, "account_service_url")?;
+    if let Some(ms) = int_opt(o.sweep_retry_delay_ms, "sweep_retry_delay_ms", NON_NEGATIVE)? {
+        config.sweep_retry_delay_ms = ms;
+    }
+    if let Some(ms) = int_opt(o.min_polling_interval_ms, "min_polling_interval_ms", NON_NEGATIVE)? {
+        config.min_polling_interval_ms = ms;
+    }
+    if let Some(ms) = int_opt(o.request_timeout_ms, "request_timeout_ms", NON_NEGATIVE)? {
+        config.request_timeout_ms = ms;
+    }
+    if let Some(n) = int_opt(o.http_retries, "http_retries", "an integer from 0 to 20")? {
+        config.http_retries = n;
+    }
+    if let Some(ms) = int_opt(o.http_initial_backoff_ms, "http_initial_backoff_ms", NON_NEGATIVE)? {
+        config.http_initial_backoff_ms = ms;
+    }
+    if let Some(ms) = int_opt(o.call_timeout_ms, "call_timeout_ms", NON_NEGATIVE)? {
+        config.call_timeout_ms = ms;
+    }
+    if let Some(n) = int_opt(o.event_queue_capacity, "event_queue_capacity", "a positive integer")?
+    {
+        config.event_queue_capacity = n;
+    }
+    Ok(config)
+}
+
+/// A timeout in seconds (`int` or `float`, at least 0); `None` waits without a limit.
+fn timeout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Duration>> {
+    let Some(obj) = given(obj) else { return Ok(None) };
+    if obj.is_instance_of::<PyBool>()
+        || !(obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>())
+    {
+        return Err(PyTypeError::new_err(format!(
+            "timeout must be a number of seconds or None, not {}",
+            type_name(obj)
+        )));
+    }
+    let seconds: f64 = obj.extract()?;
+    if seconds.is_nan() || seconds < 0.0 {
+        return Err(to_py_err(
+            obj.py(),
+            Error::invalid_argument(format!("timeout must be at least 0 seconds, got {seconds}")),
+        ));
+    }
+    // Beyond what a Duration holds (or a day and more): no limit in practice.
+    Ok(Duration::try_from_secs_f64(seconds).ok())
+}
+
+// --- the client -------------------------------------------------------------------------------
+
+/// What [`PyDepositClient::wait_event`] found.
+enum Next {
+    Event(core::DepositEvent),
+    Closed,
+}
+
+#[pyclass(module = "depositkit", name = "DepositClient", frozen)]
+pub(crate) struct PyDepositClient {
+    shared: Arc<Shared>,
+    /// The Python callables the core's event thread calls: `(subscription id, slot)`, with no id
+    /// for `on_deposit_event`.
+    callbacks: Mutex<Vec<(Option<SubscriptionId>, Arc<CallbackSlot>)>>,
+}
+
+impl PyDepositClient {
+    fn callbacks(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Vec<(Option<SubscriptionId>, Arc<CallbackSlot>)>> {
+        self.callbacks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `call` with the core client on a worker thread, waiting detached (see
+    /// [`wait_for_raw`]).
+    fn run<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        call: impl FnOnce(&DepositClient) -> core::Result<T> + Send + 'static,
+    ) -> PyResult<T> {
+        let shared = Arc::clone(&self.shared);
+        wait_for_raw(py, move || call(&shared.client))?.map_err(|err| client_err(py, err))
+    }
+
+    /// The next event, waiting at most `timeout` (`None`: until one comes or the client is
+    /// closed), detached and interruptible. A closed client still hands out what was queued.
+    fn wait_event(&self, py: Python<'_>, timeout: Option<Duration>) -> PyResult<Option<Next>> {
+        let shared = &self.shared;
+        wait_sliced(py, timeout, |slice| match shared.client.next_event(slice) {
+            Some(event) => Some(Next::Event(event)),
+            None if shared.finished() => {
+                Some(shared.client.next_event(Duration::ZERO).map_or(Next::Closed, Next::Event))
+            }
+            None => None,
+        })
+    }
+
+    fn ensure_open(&self, py: Python<'_>) -> PyResult<()> {
+        if self.shared.client.is_closed() {
+            return Err(to_py_err(py, Error::new(ErrorKind::DepositSdk, "the client is closed")));
+        }
+        Ok(())
+    }
+
+    fn shutdown(&self, py: Python<'_>) {
+        let shared = Arc::clone(&self.shared);
+        // Detached: the event thread may be waiting for the GIL to finish a callback, and close()
+        // waits for it (at most 5 s).
+        py.detach(move || shared.close());
+        let slots: Vec<_> = self.callbacks().drain(..).collect();
+        for (_, slot) in slots {
+            drop(slot.clear());
+        }
+    }
+}
+
+impl Drop for PyDepositClient {
+    fn drop(&mut self) {
+        if self.shared.finished() {
+            return;
+        }
+        let shared = Arc::clone(&self.shared);
+        let close = move || shared.close();
+        // Dropped while attached (deallocation): detach for the close, as in `close()`.
+        if Python::try_attach(|py| py.detach(close.clone())).is_none() {
+            close();
+        }
+    }
+}
+
+#[pymethods]
+impl PyDepositClient {
+    #[new]
+    #[pyo3(
+        signature = (
+            owner_address, destination, *, intermediary_address=None, ua_project_id=None,
+            min_value_usd=None, supported_tokens=None, supported_chains=None,
+            polling_interval_ms=None, auto_sweep=None, refund=None, notifications=None,
+            funding=None, onramp=None, on_deposit_event=None, services_url=None,
+            jwt_service_url=None, signer_url=None, account_service_url=None,
+            sweep_retry_delay_ms=None, min_polling_interval_ms=None, request_timeout_ms=None,
+            http_retries=None, http_initial_backoff_ms=None, call_timeout_ms=None,
+            event_queue_capacity=None
+        ),
+        text_signature = "(owner_address, destination, *, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, on_deposit_event=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        owner_address: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+        intermediary_address: Option<&Bound<'_, PyAny>>,
+        ua_project_id: Option<&Bound<'_, PyAny>>,
+        min_value_usd: Option<&Bound<'_, PyAny>>,
+        supported_tokens: Option<&Bound<'_, PyAny>>,
+        supported_chains: Option<&Bound<'_, PyAny>>,
+        polling_interval_ms: Option<&Bound<'_, PyAny>>,
+        auto_sweep: Option<&Bound<'_, PyAny>>,
+        refund: Option<&Bound<'_, PyAny>>,
+        notifications: Option<&Bound<'_, PyAny>>,
+        funding: Option<&Bound<'_, PyAny>>,
+        onramp: Option<&Bound<'_, PyAny>>,
+        on_deposit_event: Option<&Bound<'_, PyAny>>,
+        services_url: Option<&Bound<'_, PyAny>>,
+        jwt_service_url: Option<&Bound<'_, PyAny>>,
+        signer_url: Option<&Bound<'_, PyAny>>,
+        account_service_url: Option<&Bound<'_, PyAny>>,
+        sweep_retry_delay_ms: Option<&Bound<'_, PyAny>>,
+        min_polling_interval_ms: Option<&Bound<'_, PyAny>>,
+        request_timeout_ms: Option<&Bound<'_, PyAny>>,
+        http_retries: Option<&Bound<'_, PyAny>>,
+        http_initial_backoff_ms: Option<&Bound<'_, PyAny>>,
+        call_timeout_ms: Option<&Bound<'_, PyAny>>,
+        event_queue_capacity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let options = Options {
+            intermediary_address,
+            ua_project_id,
+            min_value_usd,
+            supported_tokens,
+            supported_chains,
+            polling_interval_ms,
+            auto_sweep,
+            refund,
+            notifications,
+            funding,
+            onramp,
+            services_url,
+            jwt_service_url,
+            signer_url,
+            account_service_url,
+            sweep_retry_delay_ms,
+            min_polling_interval_ms,
+            request_timeout_ms,
+            http_retries,
+            http_initial_backoff_ms,
+            call_timeout_ms,
+            event_queue_capacity,
+        };
+        let mut config = build_config(owner_address, destination, &options)?;
+        let mut callbacks = Vec::new();
+        if let Some(callback) = given(on_deposit_event) {
+            if !callback.is_callable() {
+                return Err(PyTypeError::new_err(format!(
+                    "on_deposit_event must be callable, not {}",
+                    type_name(callback)
+                )));
+            }
+            let slot = CallbackSlot::new(callback.clone().unbind());
+            let held = Arc::clone(&slot);
+            config.on_deposit_event = Some(Arc::new(move |event: &core::DepositLifecycleEvent| {
+                held.call(|py| Ok(Py::new(py, PyLifecycleEvent::from(event.clone()))?.into_any()));
+            }));
+            callbacks.push((None, slot));
+        }
+        // Starting the client starts its event thread (and the runtime on first use).
+        let client =
+            py.detach(move || DepositClient::new(config)).map_err(|e| client_err(py, e))?;
+        let shared = Arc::new(Shared { client, closed: AtomicBool::new(false) });
+        remember(&shared);
+        Ok(PyDepositClient { shared, callbacks: Mutex::new(callbacks) })
+    }
+
+    fn initialize(&self, py: Python<'_>) -> PyResult<PyDepositAddresses> {
+        self.run(py, DepositClient::initialize).map(Into::into)
+    }
+
+    #[getter]
+    fn deposit_addresses(&self, py: Python<'_>) -> PyResult<PyDepositAddresses> {
+        self.shared.client.deposit_addresses().map(Into::into).map_err(|e| client_err(py, e))
+    }
+
+    #[pyo3(signature = (destination=None, /, *, chain_id=None, address=None, token=None))]
+    fn set_destination<'py>(
+        &self,
+        py: Python<'py>,
+        destination: Option<&Bound<'py, PyAny>>,
+        chain_id: Option<&Bound<'py, PyAny>>,
+        address: Option<&Bound<'py, PyAny>>,
+        token: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let keywords = [chain_id, address, token].iter().any(|k| given(*k).is_some());
+        let config = match given(destination) {
+            Some(_) if keywords => {
+                return Err(PyTypeError::new_err(
+                    "set_destination() takes a destination or chain_id/address/token keywords, not both",
+                ));
+            }
+            Some(destination) => destination_arg(destination)?,
+            None => {
+                if given(chain_id).is_none() {
+                    return Err(PyTypeError::new_err(
+                        "set_destination() needs a destination (or chain_id=...)",
+                    ));
+                }
+                let dict = PyDict::new(py);
+                dict.set_item(intern!(py, "chain_id"), chain_id)?;
+                dict.set_item(intern!(py, "address"), address)?;
+                dict.set_item(intern!(py, "token"), token)?;
+                destination_arg(dict.as_any())?
+            }
+        };
+        let client = &self.shared.client;
+        let resolved =
+            py.detach(|| client.set_destination(config)).map_err(|e| client_err(py, e))?;
+        resolved_destination_dict(py, &resolved)
+    }
+
+    fn get_destination<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        resolved_destination_dict(py, &self.shared.client.get_destination())
+    }
+
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.shared.client.status().as_str()
+    }
+
+    #[getter]
+    fn is_watching(&self) -> bool {
+        self.shared.client.is_watching()
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.shared.client.is_closed()
+    }
+
+    #[getter]
+    fn owner_address(&self) -> &str {
+        self.shared.client.owner_address()
+    }
+
+    #[getter]
+    fn intermediary_address(&self) -> Option<String> {
+        self.shared.client.intermediary_address()
+    }
+
+    #[getter]
+    fn account_id(&self) -> Option<String> {
+        self.shared.client.account_id()
+    }
+
+    #[getter]
+    fn dropped_events(&self) -> u64 {
+        self.shared.client.dropped_events()
+    }
+
+    #[getter]
+    fn callback_panics(&self) -> u64 {
+        self.shared.client.callback_panics()
+    }
+
+    fn is_onramp_supported(&self) -> bool {
+        self.shared.client.is_onramp_supported()
+    }
+
+    fn start_watching(&self, py: Python<'_>) -> PyResult<()> {
+        let client = &self.shared.client;
+        py.detach(|| client.start_watching()).map_err(|e| client_err(py, e))
+    }
+
+    fn stop_watching(&self, py: Python<'_>) {
+        let client = &self.shared.client;
+        py.detach(|| client.stop_watching());
+    }
+
+    fn poll_now(&self, py: Python<'_>) -> PyResult<Vec<PyLifecycleEvent>> {
+        let events = self.run(py, DepositClient::poll_now)?;
+        Ok(events.into_iter().map(PyLifecycleEvent::from).collect())
+    }
+
+    fn pending_deposits(&self) -> Vec<PyDetectedDeposit> {
+        self.shared.client.pending_deposits().into_iter().map(PyDetectedDeposit::from).collect()
+    }
+
+    fn sweep(&self, py: Python<'_>, deposit_id: &Bound<'_, PyAny>) -> PyResult<PySweepResult> {
+        let id = str_arg(deposit_id, "deposit_id")?.into_owned();
+        self.run(py, move |client| client.sweep(&id)).map(Into::into)
+    }
+
+    fn sweep_result(&self, deposit_id: &Bound<'_, PyAny>) -> PyResult<Option<PySweepResult>> {
+        let id = str_arg(deposit_id, "deposit_id")?;
+        Ok(self.shared.client.sweep_result(&id).map(Into::into))
+    }
+
+    #[pyo3(signature = (page=1, page_size=10))]
+    fn transactions<'py>(
+        &self,
+        py: Python<'py>,
+        page: u32,
+        page_size: u32,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let page = self.run(py, move |client| client.transactions(page, page_size))?;
+        let value = serde_json::to_value(page).map_err(|e| {
+            to_py_err(py, Error::new(ErrorKind::Internal, format!("transactions as JSON: {e}")))
+        })?;
+        json_to_py(py, &value)
+    }
+
+    fn subscribe(&self, py: Python<'_>, callback: &Bound<'_, PyAny>) -> PyResult<SubscriptionId> {
+        if !callback.is_callable() {
+            return Err(PyTypeError::new_err(format!(
+                "the callback must be callable, not {}",
+                type_name(callback)
+            )));
+        }
+        self.ensure_open(py)?;
+        let slot = CallbackSlot::new(callback.clone().unbind());
+        let held = Arc::clone(&slot);
+        // The list is locked across the subscription so that `unsubscribe(id)` from a callback
+        // of the first event finds the slot.
+        let mut callbacks = self.callbacks();
+        let id = self.shared.client.subscribe(Box::new(move |event: &core::DepositEvent| {
+            held.call(|py| event_to_py(py, event));
+        }));
+        callbacks.push((Some(id), slot));
+        Ok(id)
+    }
+
+    fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        let removed = self.shared.client.unsubscribe(id);
+        let slot = {
+            let mut callbacks = self.callbacks();
+            let position = callbacks.iter().position(|(sid, _)| *sid == Some(id));
+            position.map(|i| callbacks.remove(i).1)
+        };
+        if let Some(slot) = slot {
+            drop(slot.clear());
+        }
+        removed
+    }
+
+    #[pyo3(signature = (timeout=None))]
+    fn next_event(
+        &self,
+        py: Python<'_>,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let timeout = timeout_arg(timeout)?;
+        match self.wait_event(py, timeout)? {
+            Some(Next::Event(event)) => event_to_py(py, &event).map(Some),
+            Some(Next::Closed) | None => Ok(None),
+        }
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.wait_event(py, None)? {
+            Some(Next::Event(event)) => event_to_py(py, &event),
+            Some(Next::Closed) | None => Err(PyStopIteration::new_err(())),
+        }
+    }
+
+    fn close(&self, py: Python<'_>) {
+        self.shutdown(py);
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.ensure_open(slf.py())?;
+        Ok(slf)
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: &Bound<'_, PyAny>,
+        _exc_value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) -> bool {
+        self.shutdown(py);
+        false
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // try_lock: a traversal must not block; a list locked right now is skipped (the
+        // collector then keeps these objects a while longer).
+        if let Ok(callbacks) = self.callbacks.try_lock() {
+            for (_, slot) in callbacks.iter() {
+                slot.traverse(&visit)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        let slots: Vec<_> = self.callbacks().drain(..).collect();
+        for (_, slot) in slots {
+            drop(slot.clear());
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        // Never a key: the owner, the status and where deposits go.
+        let destination = self.shared.client.get_destination();
+        Ok(format!(
+            "<depositkit.DepositClient owner={} status={} destination={}>",
+            py_repr(py, self.shared.client.owner_address())?,
+            py_repr(py, self.shared.client.status().as_str())?,
+            py_repr(
+                py,
+                &format!(
+                    "{} to {} on {}",
+                    destination.token.symbol(),
+                    destination.address,
+                    core::get_chain_name(destination.chain_id)
+                )
+            )?
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_names_are_written_in_snake_case_outside_quotes() {
+        assert_eq!(
+            pythonize("pollingIntervalMs must be at least 2000 ms (and at most a day), got 500"),
+            "polling_interval_ms must be at least 2000 ms (and at most a day), got 500"
+        );
+        assert_eq!(
+            pythonize("destination.chainId 196: X Layer is a deposit source only"),
+            "destination.chain_id 196: X Layer is a deposit source only"
+        );
+        assert_eq!(
+            pythonize(
+                r#"ownerAddress must be a valid EVM address: "pollingIntervalMs \"ownerAddress" (bad)"#
+            ),
+            r#"owner_address must be a valid EVM address: "pollingIntervalMs \"ownerAddress" (bad)"#
+        );
+        assert_eq!(
+            pythonize(
+                "invalid refund: unknown field `delayMss`, expected one of `enabled`, `delayMs`"
+            ),
+            "invalid refund: unknown field `delay_mss`, expected one of `enabled`, `delay_ms`"
+        );
+        assert_eq!(pythonize("funding.minValueUSD must be"), "funding.min_value_usd must be");
+        assert_eq!(pythonize("Client not initialized."), "Client not initialized.");
+    }
+
+    #[test]
+    fn keys_convert_both_ways() {
+        for (snake, camel) in [
+            ("delay_ms", "delayMs"),
+            ("min_value_usd", "minValueUSD"),
+            ("evm_rpc_urls", "evmRpcUrls"),
+            ("refund_to_sender", "refundToSender"),
+        ] {
+            assert_eq!(camel_case(snake), camel);
+            assert_eq!(snake_case(camel), snake);
+        }
+        assert_eq!(camel_case("delayMs"), "delayMs");
+        assert_eq!(camel_case("enabled"), "enabled");
+    }
+}

@@ -1,0 +1,455 @@
+//! `depositkit.Devnet`: the devnet emulator (`depositkit-devnet`) started in process, on a
+//! loopback port of its own, for tests, demos and notebooks.
+//!
+//! The server runs on its own thread and tokio runtime (`Devnet::start`). The admin methods
+//! (deposits, prices, faults) call the emulator directly, not over HTTP; each releases the GIL.
+//! Without a `db_path` the database lives in a fresh temporary directory that `close()` removes.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use depositkit_core::{Error, ErrorKind, TokenType, U256};
+use depositkit_devnet as devnet;
+use depositkit_devnet::{DevnetConfig, Fault, RunningDevnet, Service, SweepFaultMode};
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+
+use crate::conversions::{amount_arg, str_arg, token_arg, u256_to_py};
+use crate::errors::to_py_err;
+use crate::events::py_repr;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDevnet>()
+}
+
+/// How long `close()` lets in-flight requests finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Every devnet not yet dropped, for [`close_all`].
+static LIVE: Mutex<Vec<Weak<Handle>>> = Mutex::new(Vec::new());
+
+/// Stops every devnet still running (the package's `atexit` hook), after the clients.
+pub(crate) fn close_all(py: Python<'_>) {
+    let live: Vec<Arc<Handle>> = LIVE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain(..)
+        .filter_map(|weak| weak.upgrade())
+        .collect();
+    py.detach(move || {
+        for handle in live {
+            handle.stop();
+        }
+    });
+}
+
+/// A temporary directory holding the database, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> std::io::Result<Self> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("depositkit-devnet-{}-{nanos}-{n}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(TempDir(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Handle {
+    /// `None` once stopped.
+    /// Held during each admin call (they are short) and while stopping.
+    running: Mutex<Option<RunningDevnet>>,
+    /// Removed after the server stopped.
+    temp: Mutex<Option<TempDir>>,
+}
+
+impl Handle {
+    fn stop(&self) {
+        let running = self.running.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(running) = running
+            && let Err(e) = running.shutdown()
+        {
+            eprintln!("depositkit.Devnet: the server stopped with an error: {e}");
+        }
+        drop(self.temp.lock().unwrap_or_else(PoisonError::into_inner).take());
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A devnet error as the exception of the closest kind: bad input → `InvalidArgumentError`.
+fn devnet_err(py: Python<'_>, err: devnet::Error) -> PyErr {
+    let kind = match &err {
+        devnet::Error::InvalidInput { .. } | devnet::Error::Json { .. } => {
+            ErrorKind::InvalidArgument
+        }
+        devnet::Error::NotFound(_) => ErrorKind::NotFound,
+        _ => ErrorKind::DepositSdk,
+    };
+    to_py_err(py, Error::new(kind, err.to_string()))
+}
+
+fn closed_err(py: Python<'_>) -> PyErr {
+    to_py_err(py, Error::new(ErrorKind::DepositSdk, "the devnet is closed"))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "<unknown type>".to_owned())
+}
+
+/// A chain id; ids outside `u64` are refused as the devnet refuses unknown chains.
+fn chain_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "chain_id must be an int, not {}",
+            type_name(obj)
+        )));
+    }
+    obj.extract::<u64>().map_err(|_| {
+        to_py_err(obj.py(), Error::invalid_argument(format!("unknown chain id {}", obj)))
+    })
+}
+
+/// A count: an `int` from 0 to 2^32 - 1.
+fn count_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<u32> {
+    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!("{name} must be an int, not {}", type_name(obj))));
+    }
+    obj.extract::<u32>().map_err(|_| {
+        to_py_err(
+            obj.py(),
+            Error::invalid_argument(format!("{name} must be from 0 to {}, got {obj}", u32::MAX)),
+        )
+    })
+}
+
+/// A human-readable amount (`str`, `int` or `decimal.Decimal`) in smallest units of `token` on
+/// `chain_id`.
+fn human_amount(obj: &Bound<'_, PyAny>, token: TokenType, chain_id: u64) -> PyResult<U256> {
+    let py = obj.py();
+    let decimal = py.import(intern!(py, "decimal"))?.getattr(intern!(py, "Decimal"))?;
+    let text = if obj.is_instance_of::<PyString>() {
+        str_arg(obj, "amount")?.into_owned()
+    } else if obj.is_instance(&decimal)? {
+        obj.call_method1(intern!(py, "__format__"), ("f",))?.extract::<String>()?
+    } else if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+        obj.str()?.to_string()
+    } else if obj.is_instance_of::<PyFloat>() {
+        return Err(PyTypeError::new_err(
+            "amount must be a str, int or decimal.Decimal, not float (floats cannot hold most amounts exactly)",
+        ));
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "amount must be a str, int or decimal.Decimal, not {}",
+            type_name(obj)
+        )));
+    };
+    let decimals = u32::from(depositkit_core::get_token_decimals(token, Some(chain_id)));
+    depositkit_core::parse_units(&text, decimals).map_err(|e| to_py_err(py, e))
+}
+
+#[pyclass(module = "depositkit", name = "Devnet", frozen)]
+pub(crate) struct PyDevnet {
+    handle: Arc<Handle>,
+    services_url: String,
+    user_rpc_url: String,
+    db_path: PathBuf,
+}
+
+impl PyDevnet {
+    /// Runs `call` with the running server, detached from the interpreter.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        call: impl FnOnce(&RunningDevnet) -> devnet::Result<T> + Send,
+    ) -> PyResult<T> {
+        let handle = &self.handle;
+        let outcome = py.detach(move || {
+            let running = handle.running.lock().unwrap_or_else(PoisonError::into_inner);
+            running.as_ref().map(call)
+        });
+        match outcome {
+            None => Err(closed_err(py)),
+            Some(result) => result.map_err(|e| devnet_err(py, e)),
+        }
+    }
+}
+
+#[pymethods]
+impl PyDevnet {
+    #[new]
+    #[pyo3(signature = (*, db_path=None, fault_injection=true))]
+    fn new(py: Python<'_>, db_path: Option<PathBuf>, fault_injection: bool) -> PyResult<Self> {
+        let temp = match db_path {
+            Some(_) => None,
+            None => Some(TempDir::new().map_err(|e| {
+                to_py_err(
+                    py,
+                    Error::new(
+                        ErrorKind::DepositSdk,
+                        format!("cannot create a temporary directory for the devnet database: {e}"),
+                    ),
+                )
+            })?),
+        };
+        let db_path = match (&db_path, &temp) {
+            (Some(path), _) => path.clone(),
+            (None, Some(temp)) => temp.0.join("devnet.sqlite"),
+            (None, None) => unreachable!("a temporary directory exists without db_path"),
+        };
+        let mut config = DevnetConfig::new(&db_path);
+        config.fault_injection = fault_injection;
+        config.shutdown_grace = SHUTDOWN_GRACE;
+        let running =
+            py.detach(move || devnet::Devnet::start(config)).map_err(|e| devnet_err(py, e))?;
+        let services_url = running.services_url();
+        let user_rpc_url = running.user_rpc_url();
+        let handle =
+            Arc::new(Handle { running: Mutex::new(Some(running)), temp: Mutex::new(temp) });
+        {
+            let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+            live.retain(|weak| weak.strong_count() > 0);
+            live.push(Arc::downgrade(&handle));
+        }
+        Ok(PyDevnet { handle, services_url, user_rpc_url, db_path })
+    }
+
+    #[getter]
+    fn services_url(&self) -> &str {
+        &self.services_url
+    }
+
+    #[getter]
+    fn user_rpc_url(&self) -> &str {
+        &self.user_rpc_url
+    }
+
+    #[getter]
+    fn db_path(&self) -> PathBuf {
+        self.db_path.clone()
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.handle.running.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+    }
+
+    #[pyo3(signature = (address, chain_id, token, amount=None, *, raw_amount=None, sender=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn deposit(
+        &self,
+        py: Python<'_>,
+        address: &Bound<'_, PyAny>,
+        chain_id: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+        amount: Option<&Bound<'_, PyAny>>,
+        raw_amount: Option<&Bound<'_, PyAny>>,
+        sender: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let address = str_arg(address, "address")?.into_owned();
+        let chain_id = chain_arg(chain_id)?;
+        let token = token_arg(token)?;
+        let raw = match (amount.filter(|a| !a.is_none()), raw_amount.filter(|a| !a.is_none())) {
+            (Some(amount), None) => human_amount(amount, token, chain_id)?,
+            (None, Some(raw)) => amount_arg(raw)?,
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "deposit() takes exactly one of amount (human-readable) and raw_amount (smallest units)",
+                ));
+            }
+        };
+        let sender = sender
+            .filter(|s| !s.is_none())
+            .map(|s| str_arg(s, "sender").map(|s| s.into_owned()))
+            .transpose()?;
+        let raw = raw.to_string();
+        let deposit = self.with(py, |running| {
+            running.deposit(&address, chain_id, token, &raw, sender.as_deref())
+        })?;
+        Ok(deposit.tx_hash)
+    }
+
+    fn ledger_balance<'py>(
+        &self,
+        py: Python<'py>,
+        address: &Bound<'py, PyAny>,
+        chain_id: &Bound<'py, PyAny>,
+        token: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let address = str_arg(address, "address")?.into_owned();
+        let chain_id = chain_arg(chain_id)?;
+        let token = token_arg(token)?;
+        let raw = self.with(py, |running| running.ledger_balance(&address, chain_id, token))?;
+        let raw = raw.parse::<U256>().map_err(|_| {
+            to_py_err(
+                py,
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("the ledger answered {raw:?}, not an amount"),
+                ),
+            )
+        })?;
+        u256_to_py(py, raw)
+    }
+
+    fn set_price(&self, py: Python<'_>, token: &Bound<'_, PyAny>, usd: f64) -> PyResult<()> {
+        let token = token_arg(token)?;
+        self.with(py, |running| running.set_price(token, usd))
+    }
+
+    #[pyo3(signature = (count, mode="fail"))]
+    fn fail_next_sweeps(
+        &self,
+        py: Python<'_>,
+        count: &Bound<'_, PyAny>,
+        mode: &str,
+    ) -> PyResult<()> {
+        let count = count_arg(count, "count")?;
+        let mode = match mode {
+            "fail" => SweepFaultMode::Fail,
+            "reject" => SweepFaultMode::Reject,
+            other => {
+                return Err(to_py_err(
+                    py,
+                    Error::invalid_argument(format!(
+                        "mode must be \"fail\" or \"reject\", got {other:?}"
+                    )),
+                ));
+            }
+        };
+        self.with(py, |running| {
+            running.fail_next_sweeps(count, mode);
+            Ok(())
+        })
+    }
+
+    fn rotate_jwt_key(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, RunningDevnet::rotate_jwt_key)
+    }
+
+    fn forge_next_jwts(&self, py: Python<'_>, count: &Bound<'_, PyAny>) -> PyResult<()> {
+        let count = count_arg(count, "count")?;
+        self.with(py, |running| running.forge_next_jwts(count))
+    }
+
+    #[pyo3(signature = (user=None))]
+    fn expire_sessions(&self, py: Python<'_>, user: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let user = user
+            .filter(|u| !u.is_none())
+            .map(|u| str_arg(u, "user").map(|u| u.into_owned()))
+            .transpose()?;
+        self.with(py, |running| {
+            running.expire_sessions(user.as_deref());
+            Ok(())
+        })
+    }
+
+    #[pyo3(signature = (service, *, status=None, retry_after=None, delay_ms=None, count=1, path=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn inject_fault(
+        &self,
+        py: Python<'_>,
+        service: &str,
+        status: Option<u16>,
+        retry_after: Option<u64>,
+        delay_ms: Option<u64>,
+        count: u32,
+        path: Option<String>,
+    ) -> PyResult<()> {
+        let service = Service::ALL.into_iter().find(|s| s.as_str() == service).ok_or_else(|| {
+            to_py_err(
+                py,
+                Error::invalid_argument(format!(
+                    "service must be one of \"jwt\", \"signer\", \"ua\", \"user-rpc\", got {service:?}"
+                )),
+            )
+        })?;
+        let fault = Fault { status, retry_after, delay_ms, count: Some(count) };
+        self.with(py, |running| running.inject_service_fault_at(service, path.as_deref(), &fault))
+    }
+
+    fn clear_faults(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |running| {
+            running.clear_faults();
+            Ok(())
+        })
+    }
+
+    /// The demo project of `depositkit-devnet serve --demo` (created on first use).
+    fn demo_credentials<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let creds = self.with(py, |running| devnet::ensure_demo(running.store()))?;
+        let dict = PyDict::new(py);
+        dict.set_item(intern!(py, "project_id"), creds.project_id)?;
+        dict.set_item(intern!(py, "server_key"), creds.server_key)?;
+        dict.set_item(intern!(py, "user_uuid"), creds.user_uuid)?;
+        dict.set_item(intern!(py, "user_token"), creds.user_token)?;
+        dict.set_item(intern!(py, "jwt_uid"), creds.jwt_uid)?;
+        dict.set_item(intern!(py, "evm_address"), creds.evm_address)?;
+        dict.set_item(intern!(py, "solana_address"), creds.solana_address)?;
+        Ok(dict)
+    }
+
+    fn close(&self, py: Python<'_>) {
+        let handle = &self.handle;
+        py.detach(|| handle.stop());
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        if slf.closed() {
+            return Err(closed_err(slf.py()));
+        }
+        Ok(slf)
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: &Bound<'_, PyAny>,
+        _exc_value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let state = if self.closed() { " closed" } else { "" };
+        Ok(format!("<depositkit.Devnet services_url={}{state}>", py_repr(py, &self.services_url)?))
+    }
+}
+
+impl Drop for PyDevnet {
+    fn drop(&mut self) {
+        // Dropped while attached (deallocation): stopping waits for the server thread.
+        let handle = Arc::clone(&self.handle);
+        let stop = move || handle.stop();
+        if Python::try_attach(|py| py.detach(stop.clone())).is_none() {
+            stop();
+        }
+    }
+}

@@ -1,0 +1,294 @@
+"""depositkit.DepositClient's events and threads: callbacks on the library's event thread
+(exceptions to sys.unraisablehook, re-entry into the client, garbage collection of callback
+cycles), the pull queue (next_event, iteration), close()/with, the GIL and Ctrl-C."""
+
+from __future__ import annotations
+
+import _thread
+import gc
+import sys
+import threading
+import time
+import weakref
+from typing import Any
+
+import pytest
+
+from depositkit import (
+    CHAIN,
+    DepositClient,
+    DepositLifecycleEvent,
+    DepositSDKError,
+    Devnet,
+    ErrorEvent,
+    InvalidArgumentError,
+    StatusChangedEvent,
+)
+
+from conftest import EventLog, new_owner, raises_exactly
+
+
+def wait_until(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def credited_ids(events: list[Any]) -> list[str]:
+    return [e.id for e in events if isinstance(e, DepositLifecycleEvent) and e.phase == "credited"]
+
+
+def test_callbacks_run_on_the_event_thread(net: Devnet, make_client: Any) -> None:
+    client = make_client()
+    seen: list[tuple[Any, str]] = []
+    sub = client.subscribe(lambda event: seen.append((event, threading.current_thread().name)))
+    evm = client.initialize().evm
+    net.deposit(evm, CHAIN.BASE, "USDC", "10")
+    [detected] = client.poll_now()
+    wait_until(lambda: detected.id in credited_ids([e for e, _ in seen]))
+    names = {name for _, name in seen}
+    assert len(names) == 1 and names != {threading.main_thread().name}
+    kinds = {type(e) for e, _ in seen}
+    assert kinds == {StatusChangedEvent, DepositLifecycleEvent}
+    assert [e.status for e, _ in seen if isinstance(e, StatusChangedEvent)][:2] == ["initializing", "ready"]
+    assert client.unsubscribe(sub) and not client.unsubscribe(sub)
+    count = len(seen)
+    client.stop_watching()
+    client.start_watching()  # a status change nobody is subscribed to any more
+    EventLog(client).until(lambda events: any(getattr(e, "status", None) == "watching" for e in events))
+    time.sleep(0.05)
+    assert len(seen) == count
+    with raises_exactly(TypeError, "callable"):
+        client.subscribe(42)
+
+
+def test_callback_exceptions_go_to_unraisablehook_and_delivery_goes_on(
+    net: Devnet, make_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reports: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", reports.append)
+
+    def broken(event: Any) -> None:
+        raise RuntimeError(f"host bug on {event.type}")
+
+    def broken_lifecycle(event: Any) -> None:
+        raise ValueError(event.phase)
+
+    seen: list[Any] = []
+    client = make_client(on_deposit_event=broken_lifecycle)
+    client.subscribe(broken)
+    client.subscribe(seen.append)
+    evm = client.initialize().evm
+    net.deposit(evm, CHAIN.BASE, "USDC", "10")
+    [detected] = client.poll_now()
+    wait_until(lambda: detected.id in credited_ids(seen))
+    # Every event reached the second subscriber although the first raised on each.
+    assert [e.phase for e in seen if isinstance(e, DepositLifecycleEvent)] == ["detected", "processing", "credited"]
+    client.close()  # delivers what is queued, then drops the callbacks
+    runtime = [r for r in reports if r.exc_type is RuntimeError]
+    lifecycle = [r for r in reports if r.exc_type is ValueError]
+    assert len(runtime) == len(seen) and all(r.object is broken for r in runtime)
+    assert str(runtime[0].exc_value) == "host bug on status:change"
+    assert [str(r.exc_value) for r in lifecycle] == ["detected", "processing", "credited"]
+    assert client.callback_panics == 0
+
+
+def test_callbacks_may_call_back_into_the_client(net: Devnet, make_client: Any) -> None:
+    client = make_client()
+    observed: list[Any] = []
+    done = threading.Event()
+
+    def reenter(event: Any) -> None:
+        if not isinstance(event, DepositLifecycleEvent):
+            return
+        if event.phase == "detected":
+            observed.append(("status", client.status))
+            observed.append(("pending", [d.id for d in client.pending_deposits()]))
+            observed.append(("destination", client.get_destination()["chain_id"]))
+        if event.phase == "credited":
+            observed.append(("result", client.sweep_result(event.id).status))
+            observed.append(("poll", client.poll_now()))  # a blocking call from the event thread
+            client.unsubscribe(sub)
+            done.set()
+
+    sub = client.subscribe(reenter)
+    evm = client.initialize().evm
+    net.deposit(evm, CHAIN.BASE, "USDC", "10")
+    [detected] = client.poll_now()
+    assert done.wait(10)
+    assert observed[0][0] == "status" and observed[0][1] in ("sweeping", "ready")
+    assert observed[1:] == [
+        ("pending", [detected.id]), ("destination", 42161), ("result", "success"), ("poll", []),
+    ]  # fmt: skip
+
+
+def test_a_callback_may_close_its_client(net: Devnet, make_client: Any) -> None:
+    client = make_client()
+    closed = threading.Event()
+
+    def close_on_ready(event: Any) -> None:
+        if getattr(event, "status", None) == "ready":
+            client.close()
+            closed.set()
+
+    client.subscribe(close_on_ready)
+    client.initialize()
+    assert closed.wait(10)
+    assert client.closed and client.status == "idle"
+
+
+def test_iterating_the_client(net: Devnet, make_client: Any) -> None:
+    client = make_client()
+    assert iter(client) is client
+    evm = client.initialize().evm
+    net.deposit(evm, CHAIN.BASE, "ETH", "0.01")
+    [detected] = client.poll_now()
+    phases = []
+    for event in client:
+        if isinstance(event, DepositLifecycleEvent):
+            phases.append(event.phase)
+            if event.phase == "credited":
+                break
+    assert phases == ["detected", "processing", "credited"]
+    # Closing ends the iteration once the queued events are taken.
+    threading.Timer(0.2, client.close).start()
+    started = time.monotonic()
+    rest = list(client)
+    assert time.monotonic() - started < 5
+    assert all(isinstance(e, (StatusChangedEvent, DepositLifecycleEvent, ErrorEvent)) for e in rest)
+    assert rest and rest[-1].status == "idle"
+    with pytest.raises(StopIteration):
+        next(client)
+    assert detected.id
+
+
+def test_next_event_timeout(make_client: Any) -> None:
+    client = make_client()
+    assert client.next_event(timeout=0) is None  # nothing happened yet
+    started = time.monotonic()
+    assert client.next_event(timeout=0.15) is None
+    assert 0.14 <= time.monotonic() - started < 2
+    with raises_exactly(InvalidArgumentError, "timeout must be at least 0"):
+        client.next_event(timeout=-1)
+    with raises_exactly(TypeError, "timeout must be a number"):
+        client.next_event(timeout="1")  # type: ignore[arg-type]
+    client.close()
+    event = client.next_event(timeout=None)  # the queued "idle"... or nothing
+    assert event is None or event.status == "idle"
+    assert client.next_event() is None  # closed and empty: no wait
+
+
+def test_close_and_with(net: Devnet, make_client: Any) -> None:
+    with make_client() as client:
+        assert not client.closed
+        client.initialize()
+        client.start_watching()
+    assert client.closed and client.status == "idle" and not client.is_watching
+    client.close()  # idempotent
+    for call in (client.initialize, client.poll_now, client.start_watching, lambda: client.sweep("dep_x")):
+        with raises_exactly(DepositSDKError, "the client is closed"):
+            call()
+    with raises_exactly(DepositSDKError, "closed"):
+        client.subscribe(print)
+    with raises_exactly(DepositSDKError, "the client is closed"):
+        with client:
+            pass
+    with pytest.raises(ZeroDivisionError):
+        with make_client() as other:
+            1 / 0
+    assert other.closed
+
+
+def test_dropping_a_client_with_a_callback_cycle_frees_it(net: Devnet) -> None:
+    class Sentinel:
+        pass
+
+    sentinel = Sentinel()
+    alive = weakref.ref(sentinel)
+    client = DepositClient(new_owner(), CHAIN.BASE, services_url=net.services_url)
+    # callback → client → (its callback slot) → callback: a cycle only the GC can break.
+    client.subscribe(lambda event, client=client, sentinel=sentinel: None)
+    client.initialize()
+    del client, sentinel
+    gc.collect()
+    assert alive() is None
+
+
+def test_the_gil_is_released_while_a_call_waits(net: Devnet, make_client: Any) -> None:
+    client = make_client()
+    client.initialize()
+    net.inject_fault("ua", delay_ms=400, path="/v1/balances")
+    counter = 0
+    stop = threading.Event()
+
+    def count() -> None:
+        nonlocal counter
+        while not stop.is_set():
+            counter += 1
+
+    worker = threading.Thread(target=count)
+    worker.start()
+    try:
+        time.sleep(0.02)
+        before = counter
+        started = time.monotonic()
+        assert client.poll_now() == []
+        assert time.monotonic() - started >= 0.35
+        progressed = counter - before
+    finally:
+        stop.set()
+        worker.join()
+    assert progressed > 10_000, progressed
+
+
+def test_ctrl_c_interrupts_a_wait(make_client: Any) -> None:
+    client = make_client()
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            client.next_event(timeout=30)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 3
+
+
+def test_ctrl_c_interrupts_a_blocking_call(net: Devnet, make_client: Any) -> None:
+    client = make_client()
+    net.inject_fault("jwt", delay_ms=1500)
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            client.initialize()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 2
+
+
+def test_interpreter_exit_with_a_live_client_is_clean() -> None:
+    """The atexit hook closes clients (and the devnet) before finalization: a watching client
+    with a Python callback, never closed, does not hang or crash the exit."""
+    import subprocess
+
+    code = """
+import depositkit
+devnet = depositkit.Devnet()
+client = depositkit.DepositClient(
+    "0x" + "ab" * 20, 42161, services_url=devnet.services_url,
+    polling_interval_ms=20, min_polling_interval_ms=20,
+)
+client.subscribe(lambda event: print(event.type, flush=True))
+client.initialize()
+client.start_watching()
+print("bye", flush=True)
+"""
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    assert "bye" in out.stdout and "status:change" in out.stdout
+    assert time.monotonic() - started < 20
