@@ -4,5 +4,9 @@
 # phase, the balance credited at the destination), with a short validation tour and a user lookup.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/python-env.sh >/dev/null
+echo "building depositkit into .venv (first run: a few minutes) ..."
+if ! scripts/python-env.sh >/tmp/depositkit-setup.log 2>&1; then
+    cat /tmp/depositkit-setup.log
+    exit 1
+fi
 exec .venv/bin/python examples/demo.py
