@@ -1,5 +1,9 @@
 // depositkit: the C interface of depositkit-core: the validation layer (chains, tokens, units
-// and address checks) and the user-lookup client (depositkit_user_rpc_client).
+// and address checks), the user-lookup client (depositkit_user_rpc_client), the deposit client
+// (depositkit_deposit_client: deposit addresses, watcher, sweeper, lifecycle events) and, in
+// builds with the cargo feature `devnet` (the default), the devnet emulator of the remote
+// services in process (depositkit_devnet; define DEPOSITKIT_DEVNET before including this header
+// to declare it).
 //
 // Link against libdepositkit.so (or libdepositkit.a with -lpthread -ldl -lm) and include only
 // this header. It compiles as C11 and as C++.
@@ -26,11 +30,23 @@
 //   error. (Rust's default panic hook also prints the panic to stderr.) The library must be
 //   built with panic = "unwind", the default.
 //
+// - Records too rich for a struct (configurations, addresses, events, deposits, sweep results)
+//   cross as JSON strings with the spec's camelCase field names; amounts in smallest units are
+//   decimal strings.
+//
 // Thread safety
 // -------------
-// Every function is thread-safe and may be called from any number of threads at once. The
-// last-error message is per thread: a failure on one thread never changes what another thread
-// reads. A string handed out may be freed on any thread, exactly once.
+// Every function is thread-safe and may be called from any number of threads at once. Handles
+// are const pointers: one handle may be used by any number of threads at once, and is freed
+// exactly once, on any thread, after every call using it has returned. The last-error message
+// is per thread: a failure on one thread never changes what another thread reads. A string
+// handed out may be freed on any thread, exactly once.
+//
+// Callbacks (depositkit_event_callback) take user_data first and run on a thread the library
+// owns (one event dispatcher per deposit client), one at a time per client, never on the
+// caller's thread. They may call back into the library, and must not unwind or longjmp. Their
+// pointer arguments are valid only during the call. A registration's user_data_free is called
+// exactly once, when the registration is dropped.
 
 
 #ifndef DEPOSITKIT_H
@@ -163,6 +179,38 @@ typedef uint32_t depositkit_address_type;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// The status of a deposit client (spec section 3 `ClientStatus`).
+//
+// `IDLE` (constructed, or closed) -> `INITIALIZING` -> `READY` or `ERROR` (a failed
+// initialization may be retried). Once initialized the status follows what runs: `SWEEPING`
+// while any deposit is queued, being swept or waiting for a retry; else `WATCHING` while the
+// watcher runs; else `READY`. Every change is also reported as a `"status:change"` event.
+enum depositkit_client_status
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Constructed and not initialized yet, or closed.
+  DEPOSITKIT_CLIENT_STATUS_IDLE = 0,
+  // `depositkit_deposit_client_initialize` is running.
+  DEPOSITKIT_CLIENT_STATUS_INITIALIZING = 1,
+  // Initialized; neither watching nor sweeping.
+  DEPOSITKIT_CLIENT_STATUS_READY = 2,
+  // The watcher is polling.
+  DEPOSITKIT_CLIENT_STATUS_WATCHING = 3,
+  // At least one deposit is being swept or waits for a retry.
+  DEPOSITKIT_CLIENT_STATUS_SWEEPING = 4,
+  // The last initialization failed; it may be tried again.
+  DEPOSITKIT_CLIENT_STATUS_ERROR = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum depositkit_client_status depositkit_client_status;
+#else
+typedef uint32_t depositkit_client_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // The chains depositkit knows. The value of each constant is the chain id, so it can be passed
 // wherever a `uint64_t chain_id` is taken; ids outside this list are accepted too and treated
 // as unknown chains.
@@ -241,6 +289,30 @@ typedef uint32_t depositkit_token_type;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A deposit client (spec section 4): deposit addresses, a watcher that detects deposits, a
+// sweeper that delivers each one to the destination, and lifecycle events.
+//
+// Opaque: created by `depositkit_deposit_client_new`, used through a
+// `const depositkit_deposit_client *`, released by `depositkit_deposit_client_free`.
+// Thread-safe: one client may be used by any number of threads at once, and freed on any
+// thread once no call is using it. The work runs on a runtime shared by every client of the
+// process (two worker threads, created on first use); each client also owns one event
+// dispatcher thread.
+typedef struct depositkit_deposit_client depositkit_deposit_client;
+
+#if defined(DEPOSITKIT_DEVNET)
+// A devnet server running in this process, on a loopback port of its own, with its own
+// thread and runtime.
+//
+// Opaque: created by `depositkit_devnet_start`, used through a `const depositkit_devnet *`,
+// released by `depositkit_devnet_free`. Thread-safe: any number of threads may use one devnet
+// at once (its calls take turns), and free it on any thread once no call is using it.
+//
+// Only in builds with the cargo feature `devnet` (the default); define `DEPOSITKIT_DEVNET`
+// before including this header to declare these functions.
+typedef struct depositkit_devnet depositkit_devnet;
+#endif
+
 // A client of the user-lookup service, bound to one service URL and one project.
 //
 // Opaque: created by `depositkit_user_rpc_client_new`, used through a
@@ -269,6 +341,40 @@ typedef struct {
   // `depositkit/<version>`.
   const char *user_agent;
 } depositkit_user_rpc_options;
+
+// A callback receiving the events of a deposit client, registered with
+// `depositkit_deposit_client_subscribe`.
+//
+// Called with the `user_data` given at registration, and one event as JSON: `event_json` is
+// NUL-terminated UTF-8 of `event_json_len` bytes (without the NUL). It is borrowed: valid only
+// during the call; copy it to keep it. The shapes of the events are described at
+// `depositkit_deposit_client_subscribe`.
+//
+// Threads: callbacks run on a thread owned by the library (the client's event dispatcher,
+// named `depositkit-events`), never on the thread that called into depositkit and never on one
+// of its runtime's worker threads. One client calls its callbacks one at a time, in the order
+// of subscription, each event in the order it happened; a callback is never called
+// concurrently with itself or with another callback of the same client (callbacks of two
+// clients may run at the same time).
+//
+// Re-entry: a callback may call any depositkit function, including the blocking ones
+// (`depositkit_deposit_client_poll_now`, `_sweep`, ...), `depositkit_deposit_client_unsubscribe`
+// of itself or of another subscription, and `depositkit_deposit_client_close`; none of them
+// deadlocks. While a callback runs, later events of its client wait, so a callback should
+// return promptly.
+//
+// Return 0 when the event was handled. Any other value is counted
+// (`depositkit_deposit_client_callback_errors`) and otherwise ignored: it never stops the
+// client or the subscription.
+//
+// A callback must not unwind (a C++ exception) or `longjmp` out of the call: that is undefined
+// behaviour.
+typedef int (*depositkit_event_callback)(void *user_data,
+                                         const char *event_json,
+                                         size_t event_json_len);
+
+// Releases the `user_data` of a subscription (see `depositkit_deposit_client_subscribe`).
+typedef void (*depositkit_user_data_free)(void *user_data);
 
 #ifdef __cplusplus
 extern "C" {
@@ -737,6 +843,643 @@ depositkit_status depositkit_user_rpc_client_is_project_user(const depositkit_us
                                                              const char *chain,
                                                              const char *address,
                                                              bool *out_is_member);
+
+// The spec's name of a client status as a static NUL-terminated string: `"idle"`,
+// `"initializing"`, `"ready"`, `"watching"`, `"sweeping"` or `"error"` (the spelling of the
+// `"status:change"` event's payload).
+//
+// Takes a plain `uint32_t` so that any number is safe to pass: a number that is not a
+// `depositkit_client_status` gives `"unknown"`. Never NULL; do not free the result. Does not
+// change the last error.
+const char *depositkit_client_status_str(uint32_t status);
+
+// Creates a deposit client from its configuration, a JSON object with the spec's camelCase
+// option names (spec section 4):
+//
+// - `ownerAddress` (required): the owner of the unified account, an EVM address;
+// - `destination` (required): `{"chainId": 8453, "address": "0x...", "token": "USDC"}`, where
+//   sweeps deliver. `chainId` is one of Ethereum 1, Base 8453, Arbitrum 42161, BNB Chain 56,
+//   Solana 101 (X Layer is a deposit source only); `address` defaults to the owner (so a
+//   Solana destination needs one); `token` (any letter case) defaults to USDC and must be
+//   deliverable on the chain (`depositkit_is_supported_destination_token`);
+// - `intermediaryAddress`: when given, initialization checks it is the signer's wallet;
+// - `uaProjectId`: own project id for account operations (a 1% fee applies);
+// - `minValueUSD` (default 0.5): smaller deposits reach the phase `below_threshold`;
+// - `supportedTokens` (symbols) and `supportedChains` (chain ids): what the watcher reports
+//   (default: all);
+// - `pollingIntervalMs` (default 3000, at least 2000) and `autoSweep` (default true);
+// - `sweepRetryDelayMs` (default 5000): the wait between the 3 attempts of a failed sweep;
+// - `servicesUrl`: the base URL of the services (`{servicesUrl}/jwt`, `/signer`, `/ua`, e.g.
+//   `depositkit_devnet_services_url`), or each one as `jwtServiceUrl`, `signerUrl`,
+//   `accountServiceUrl` (one of the two ways is required);
+// - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
+//   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
+// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`;
+// - `refund`, `funding`, `onramp`, `notifications` (`true` or an object): validated and kept;
+// - `minPollingIntervalMs` (default 2000): **a knob for tests and devnet only**, it may only
+//   lower the smallest `pollingIntervalMs` accepted, so that tests poll every few milliseconds.
+//
+// Nothing is sent: the configuration is checked and the client's event thread started; the
+// first network call is `depositkit_deposit_client_initialize`.
+//
+// On success `*out_client` is a new handle owned by the caller: release it with
+// `depositkit_deposit_client_free`. On failure `*out_client` is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when `config_json` is not
+// valid JSON, has an unknown option or a value of the wrong type, or an option is invalid (an
+// owner that is no EVM address, an unknown or non-destination chain, an address invalid for
+// the destination chain, a token not deliverable there, a polling interval under the minimum,
+// a malformed URL...): the message names the option and quotes the value;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `config_json` or `out_client` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8` when `config_json` is not UTF-8;
+// `DEPOSITKIT_STATUS_INTERNAL` when a thread cannot be started.
+//
+// Thread-safe; does not block.
+//
+// # Safety
+// `config_json` must be NULL or a NUL-terminated string; `out_client` must be NULL or point to
+// a writable `const depositkit_deposit_client *`.
+depositkit_status depositkit_deposit_client_new(const char *config_json,
+                                                const depositkit_deposit_client **out_client);
+
+// Closes a client (as `depositkit_deposit_client_close` does) and releases it. Every
+// subscription's `user_data_free` has been called when this returns, except for a callback
+// still running on the dispatcher (it is released when that call returns).
+//
+// NULL is accepted and ignored. May be called on any thread, once, after every call using the
+// client has returned; it waits at most about 5 s (for the event dispatcher). Does not change
+// the last error.
+//
+// # Safety
+// `client` must be NULL or a handle from `depositkit_deposit_client_new` that has not been
+// freed yet and that no other thread is using; after this call it must not be used again.
+void depositkit_deposit_client_free(const depositkit_deposit_client *client);
+
+// Stops the client: the watcher and the sweeper stop (a sweep under way is abandoned: its money
+// is either delivered or still in the account, where a new client finds it), the dispatcher
+// delivers the events already queued to the callbacks for at most 5 s, then every
+// subscription is dropped (calling its `user_data_free`). The status becomes
+// `DEPOSITKIT_CLIENT_STATUS_IDLE`.
+//
+// Idempotent. Afterwards every call on the client fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK`
+// ("the client is closed"), except the getters (`_status`, `_get_destination`,
+// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_dropped_events`,
+// `_callback_errors`), `_unsubscribe`, and `_next_event`, which still hands out the events
+// left in the queue. The handle must still be freed with `depositkit_deposit_client_free`.
+//
+// May be called from a callback: it then does not wait for the dispatcher (which is running
+// that callback).
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL.
+// Waits at most about 5 s. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
+depositkit_status depositkit_deposit_client_close(const depositkit_deposit_client *client);
+
+// Initializes the client: opens the intermediary wallet's session with the JWT service,
+// fetches the signer's wallet (checked against `intermediaryAddress` when configured) and
+// initializes the unified account, whose deposit addresses it returns. The status goes
+// `INITIALIZING`, then `READY`, or `ERROR` on failure (initialization may then be retried).
+//
+// On success `*out_addresses_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): `{"evm": "0x...", "solana": "..."}`, the deposit addresses
+// (spec `DepositAddresses`; the EVM one serves every EVM chain). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_JWT` when the JWT service is unreachable or its token fails
+//   verification;
+// - `DEPOSITKIT_STATUS_AUTHENTICATION` when the services refuse the credentials or session;
+// - `DEPOSITKIT_STATUS_CONFIGURATION` when `intermediaryAddress` is not the signer's wallet, or
+//   the client is already initialized (or initializing);
+// - `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` when the account cannot be initialized;
+// - `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the
+//   client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL.
+//
+// Blocks the calling thread up to `callTimeoutMs` (default 60 s). Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_addresses_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_initialize(const depositkit_deposit_client *client,
+                                                       char **out_addresses_json);
+
+// The deposit addresses of an initialized client.
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): `{"evm": "0x...", "solana": "..."}`, as
+// `depositkit_deposit_client_initialize` gives it. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`
+// when an argument is NULL. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_deposit_addresses(const depositkit_deposit_client *client,
+                                                              char **out_json);
+
+// Changes where deposits are delivered (spec `setDestination`). Sweeps that start from now on
+// use it, queued ones and retries included.
+//
+// `destination_json` is a JSON object `{"chainId": 42161, "address": "0x...", "token":
+// "USDT"}`: `chainId` is required; `address` defaults to the owner address and `token` (any
+// letter case) to USDC, as for the `destination` option of `depositkit_deposit_client_new`.
+//
+// On success, when `out_destination_json` is not NULL, `*out_destination_json` is a new string
+// owned by the caller (free it with `depositkit_string_free`): the destination now in use with
+// its defaults filled in, `{"chainId": 42161, "address": "0x...", "token": "USDT"}` (EVM
+// addresses lower-cased, Solana ones as given). On failure it is not written and the previous
+// destination stays.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when `destination_json` is
+// not such an object, or the chain id, address or token is invalid (an unknown chain, X Layer
+// or another chain that cannot be a destination, an address invalid for the chain, a token
+// not deliverable there): the message names the field and quotes the value;
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`
+// when `client` or `destination_json` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `destination_json` must be NULL or a NUL-terminated string; `out_destination_json` must be
+// NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_set_destination(const depositkit_deposit_client *client,
+                                                            const char *destination_json,
+                                                            char **out_destination_json);
+
+// The destination in use (spec `getDestination`).
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): `{"chainId": 8453, "address": "0x...", "token": "USDC"}`, with
+// the defaults filled in. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+// NULL. Works on a closed client too. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_get_destination(const depositkit_deposit_client *client,
+                                                            char **out_json);
+
+// The client's status (see `depositkit_client_status`).
+//
+// On success `*out_status` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too
+// (`DEPOSITKIT_CLIENT_STATUS_IDLE`). Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_status`
+// must be NULL or point to a writable `depositkit_client_status`.
+depositkit_status depositkit_deposit_client_status(const depositkit_deposit_client *client,
+                                                   depositkit_client_status *out_status);
+
+// Whether the fiat onramp serves the current destination chain (spec `isOnrampSupported`:
+// false for X Layer; true for Ethereum, BNB Chain, Base, Arbitrum and Solana).
+//
+// On success `*out_supported` is written; on failure it is not. Returns
+// `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does
+// not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_supported` must be NULL or point to a writable `bool`.
+depositkit_status depositkit_deposit_client_is_onramp_supported(const depositkit_deposit_client *client,
+                                                                bool *out_supported);
+
+// Starts the watcher: one poll now, then one every `pollingIntervalMs`, never overlapping.
+// Detected deposits are reported as events and, with `autoSweep`, swept one at a time. The
+// status becomes `WATCHING` (or stays `SWEEPING`). Does nothing when the watcher already runs.
+//
+// Failures of a background poll do not stop the watcher; each is reported as an `"error"`
+// event.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`
+// when `client` is NULL. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
+depositkit_status depositkit_deposit_client_start_watching(const depositkit_deposit_client *client);
+
+// Stops the watcher (a poll under way is abandoned); sweeps under way go on. Does nothing when
+// it does not run. What the watcher has seen is kept: starting it again reports only new
+// deposits.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL.
+// Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
+depositkit_status depositkit_deposit_client_stop_watching(const depositkit_deposit_client *client);
+
+// Runs one poll of the account's balances now (after a poll under way finishes), whether or
+// not the watcher runs. Detected deposits are queued for their sweep when `autoSweep` is on.
+//
+// On success `*out_events_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array of the lifecycle events this poll produced, each a
+// DepositLifecycleEvent object as in the `payload` of a `"deposit:lifecycle"` event (phase
+// `"detected"` or `"below_threshold"`; see `depositkit_deposit_client_subscribe`); `[]` when
+// nothing new arrived. The same events have already been queued for
+// `depositkit_deposit_client_next_event` and handed to the callbacks' dispatcher when this
+// returns. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+// `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` (or `DEPOSITKIT_STATUS_JWT`) when the balances cannot be
+// read; `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when
+// the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. A failure
+// is also reported as an `"error"` event.
+//
+// Blocks the calling thread up to `callTimeoutMs`. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_events_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_poll_now(const depositkit_deposit_client *client,
+                                                     char **out_events_json);
+
+// The detected deposits that are not delivered yet (queued, being swept, failed, or with an
+// unknown outcome), oldest first.
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array of DetectedDeposit objects (spec section 2):
+// `{"id": "dep_...", "token": "USDC", "chainId": 8453, "amount": "25", "amountUSD": 25.0,
+// "rawAmount": "25000000", "decimals": 6, "detectedAt": <unix ms>}` (`rawAmount` is a decimal
+// string: it may not fit a double). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+// NULL. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_pending_deposits(const depositkit_deposit_client *client,
+                                                             char **out_json);
+
+// Sweeps one pending deposit now: one attempt through the client's serial sweep queue, to the
+// current destination. Lifecycle events follow as for automatic sweeps (`processing`, then
+// `credited` or `failed`). A deposit whose last send has an unknown outcome is first resolved
+// (its quote is sent again, which the service treats idempotently), never quoted anew.
+//
+// On success `*out_result_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the SweepResult (spec section 2), `{"depositId": "dep_...",
+// "transactionId": "0x...", "explorerUrl": "https://...", "status": "success"}` with `status`
+// one of `"success"`, `"failed"` (the deposit stays pending; `"error"` says why) or
+// `"pending"` (the outcome is unknown: sweep it again to resolve it). On success it also has
+// `"delivered"`: `{"chainId", "token", "address", "rawAmount" (decimal string), "amount",
+// "decimals", "valueUSD", "fees": {"gasUSD", "lpUSD", "serviceUSD", "totalUSD"}, "quoteId"}`,
+// what reached the destination after fees. `transactionId` and `explorerUrl` are `""` when
+// there is none. A sweep that ran but did not deliver is still `DEPOSITKIT_STATUS_OK`: read
+// `status`. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` for an unknown or already
+// delivered `deposit_id`; `DEPOSITKIT_STATUS_SWEEP` when it is already being swept;
+// `DEPOSITKIT_STATUS_CONFIGURATION` before initialization; `DEPOSITKIT_STATUS_TIMEOUT` after
+// `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is (or gets) closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks the calling thread up to `callTimeoutMs`. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+// must be NULL or a NUL-terminated string; `out_result_json` must be NULL or point to a
+// writable `char *`.
+depositkit_status depositkit_deposit_client_sweep(const depositkit_deposit_client *client,
+                                                  const char *deposit_id,
+                                                  char **out_result_json);
+
+// The result of the last finished sweep of `deposit_id`, automatic or manual: how to learn
+// what a `credited` deposit delivered.
+//
+// On success `*out_result_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the SweepResult as `depositkit_deposit_client_sweep` gives it. On
+// failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when no sweep of that deposit
+// has finished (the last 1000 results are kept); `DEPOSITKIT_STATUS_NULL_ARGUMENT`;
+// `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+// must be NULL or a NUL-terminated string; `out_result_json` must be NULL or point to a
+// writable `char *`.
+depositkit_status depositkit_deposit_client_sweep_result(const depositkit_deposit_client *client,
+                                                         const char *deposit_id,
+                                                         char **out_result_json);
+
+// Calls `callback` with `user_data` for every event of the client from now on (see
+// `depositkit_event_callback` for threads, re-entry and the return value).
+//
+// Events are JSON objects with a `"type"` discriminator and a `"payload"`:
+// - `{"type": "deposit:lifecycle", "payload": {...}}`: a deposit entered a phase. The payload
+//   is a DepositLifecycleEvent (spec section 2): `"id"` (`"dep_"` and 32 hex digits, derived
+//   from the deposit itself: the same in every phase of one deposit and after a restart),
+//   `"phase"` (`"detected"`, `"processing"` (a sweep attempt started; again at each retry),
+//   `"credited"`, `"failed"` or `"below_threshold"`), `"token"` (`"USDC"`...), `"chainId"`
+//   (the source chain), `"amount"` (human-readable decimal string), `"amountUSD"` (number),
+//   `"destination"` (`{"address", "chainId"}`, where it goes), `"transactionId"` and
+//   `"explorerUrl"` (on `credited`; the explorer link only for chains that have one),
+//   `"error"` (on `failed`, and on `below_threshold` saying which minimum it missed) and
+//   `"timestamp"` (unix milliseconds). Absent fields are left out, not null. What a credited
+//   deposit delivered after fees is in `depositkit_deposit_client_sweep_result`;
+// - `{"type": "status:change", "payload": "watching"}`: the client's status changed (the
+//   names of `depositkit_client_status_str`);
+// - `{"type": "error", "payload": {"kind": "UniversalAccountError", "code": 400, "message":
+//   "..."}}`: something failed in the background (a poll of the watcher); `code` is the
+//   `depositkit_status` value of the kind.
+//
+// New types may be added: ignore the ones you do not know.
+//
+// Lifecycle events are best-effort notifications, not a source of truth for crediting funds
+// (spec section 6). Every event also goes to the pull queue of
+// `depositkit_deposit_client_next_event`, whether or not callbacks are subscribed.
+//
+// On success `*out_subscription` is the subscription's id (never 0), for
+// `depositkit_deposit_client_unsubscribe`, and the library owns `user_data`: when the
+// subscription is dropped (by `depositkit_deposit_client_unsubscribe`, `_close` or `_free`)
+// `user_data_free` (if not NULL) is called with it exactly once, never while a call of
+// `callback` is running and never while the library holds a lock (so it may call depositkit
+// functions too), on the thread that dropped the subscription or, when an event was being
+// delivered at that moment, on the dispatcher thread once that delivery ends. On failure
+// nothing is registered, `*out_subscription` is not written and `user_data_free` is not called
+// (`user_data` stays the caller's).
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `callback`
+// or `out_subscription` is NULL; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed.
+// Does not block. Thread-safe (also from inside a callback).
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_subscription` must be NULL or point to a writable `uint64_t`. `callback` must follow
+// the rules of `depositkit_event_callback`; `user_data` (which may be NULL) must stay valid
+// for it until `user_data_free` is called (or, without `user_data_free`, until the
+// subscription is dropped) and may be used on the dispatcher thread; `user_data_free` must be
+// safe to call on any thread and must not unwind or `longjmp`.
+depositkit_status depositkit_deposit_client_subscribe(const depositkit_deposit_client *client,
+                                                      depositkit_event_callback callback,
+                                                      void *user_data,
+                                                      depositkit_user_data_free user_data_free,
+                                                      uint64_t *out_subscription);
+
+// Removes a subscription made by `depositkit_deposit_client_subscribe`.
+//
+// On success `*out_removed` tells whether `subscription` was subscribed (false for an unknown
+// id, one already removed, or after `_close`). When it was, its callback is not called again;
+// called outside a callback, this waits for a call of it that is running on the dispatcher to
+// return, so once it returns no call is running. Called from inside a callback (of any
+// client) it never waits: a callback may unsubscribe itself (it returns normally; its
+// `user_data_free` runs after it returns) or another subscription. Its `user_data_free` is
+// called as described at `depositkit_deposit_client_subscribe`.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or
+// `out_removed` is NULL. Works on a closed client too. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_removed`
+// must be NULL or point to a writable `bool`.
+depositkit_status depositkit_deposit_client_unsubscribe(const depositkit_deposit_client *client,
+                                                        uint64_t subscription,
+                                                        bool *out_removed);
+
+// Callback calls that returned non-zero so far, over every subscription of the client.
+//
+// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
+// must be NULL or point to a writable `uint64_t`.
+depositkit_status depositkit_deposit_client_callback_errors(const depositkit_deposit_client *client,
+                                                            uint64_t *out_count);
+
+// Takes the oldest event from the client's pull queue, waiting at most `timeout_ms`
+// milliseconds for one to arrive (0: do not wait).
+//
+// Every event is queued, whether or not callbacks are subscribed; the queue holds
+// `eventQueueCapacity` events (default 1024) and, when full, drops the oldest
+// (`depositkit_deposit_client_dropped_events`). Each event is taken by one caller only.
+//
+// On success `*out_event_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): one event, in the shapes described at
+// `depositkit_deposit_client_subscribe`. Otherwise it is not written.
+//
+// Returns:
+// - `DEPOSITKIT_STATUS_OK` with an event;
+// - `DEPOSITKIT_STATUS_TIMEOUT` when no event arrived within `timeout_ms`: the normal outcome
+//   of a quiet period, not an error of the client (the last-error message just says how long
+//   it waited);
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` at once when the client is closed and its queue is empty:
+//   no event will ever come;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or `out_event_json` is NULL.
+//
+// Blocks the calling thread up to `timeout_ms`. Thread-safe: several threads may wait at once.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_event_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_next_event(const depositkit_deposit_client *client,
+                                                       uint64_t timeout_ms,
+                                                       char **out_event_json);
+
+// Events dropped from the client's pull queue so far because it was full (the oldest is
+// dropped to make room).
+//
+// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
+// must be NULL or point to a writable `uint64_t`.
+depositkit_status depositkit_deposit_client_dropped_events(const depositkit_deposit_client *client,
+                                                           uint64_t *out_count);
+
+#if defined(DEPOSITKIT_DEVNET)
+// Starts a devnet server in this process on `127.0.0.1` and a free port, serving the deposit
+// services of `docs/protocol.md` (and the user-lookup service) from the SQLite database at
+// `db_path`, created with its schema when missing. `db_path` NULL means a fresh database in a
+// new temporary directory, removed by `depositkit_devnet_free`. With `fault_injection` the
+// HTTP fault endpoints (`/devnet/faults`, ...) are served too; the functions below work either
+// way.
+//
+// The server answers when this returns: give `depositkit_devnet_services_url` to a deposit
+// client as its `servicesUrl`. The first start on a new database generates the JWT signing
+// key (well under a second).
+//
+// On success `*out_devnet` is a new handle owned by the caller: release it with
+// `depositkit_devnet_free`. On failure `*out_devnet` is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `out_devnet` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8` when `db_path` is not UTF-8;
+// `DEPOSITKIT_STATUS_CONFIGURATION` when the database was written by a newer devnet;
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the database cannot be opened, no port can be bound or
+// a thread cannot be started (the message says which).
+//
+// Only with the cargo feature `devnet`. Thread-safe.
+//
+// # Safety
+// `db_path` must be NULL or a NUL-terminated string; `out_devnet` must be NULL or point to a
+// writable `const depositkit_devnet *`.
+depositkit_status depositkit_devnet_start(const char *db_path,
+                                          bool fault_injection,
+                                          const depositkit_devnet **out_devnet);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Stops a devnet started by `depositkit_devnet_start` (in-flight requests get up to 2 s to
+// finish; the whole call takes at most about 4 s) and releases it, removing its temporary
+// directory when it made one. Clients still pointing at it then fail with network errors.
+//
+// NULL is accepted and ignored. May be called on any thread, once, after every call using the
+// devnet has returned. Does not change the last error.
+//
+// # Safety
+// `devnet` must be NULL or a handle from `depositkit_devnet_start` that has not been freed yet
+// and that no other thread is using; after this call it must not be used again.
+void depositkit_devnet_free(const depositkit_devnet *devnet);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// The base URL of the devnet's services, `http://127.0.0.1:PORT`: the `servicesUrl` option of
+// a deposit client (the JWT service is under `/jwt`, the signer under `/signer`, the
+// universal-account service under `/ua`, the user-lookup service under `/user-rpc`).
+//
+// On success `*out_url` is a new string owned by the caller (free it with
+// `depositkit_string_free`); on failure it is not written. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `out_url` must be
+// NULL or point to a writable `char *`.
+depositkit_status depositkit_devnet_services_url(const depositkit_devnet *devnet, char **out_url);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Credits an incoming transfer of `raw_amount` (smallest units, a decimal string: 25 USDC on
+// Base is `"25000000"`) of `token` (a `depositkit_token_type` value) on `chain_id` to
+// `address`, from `sender` (NULL: a made-up sender): a deposit when a devnet account owns
+// `address` (a deposit address from `depositkit_deposit_client_initialize`), else a credit to
+// the address's ledger. The next poll of the account's client sees it.
+//
+// On success, when `out_tx_hash` is not NULL, `*out_tx_hash` is a new string owned by the
+// caller (free it with `depositkit_string_free`): the transfer's transaction hash. On failure
+// it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown token
+// number, or when devnet refuses the transfer (an address invalid for the chain, an unknown
+// chain, a token not known on it, a malformed or zero amount; the message says which);
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet`, `address` or `raw_amount` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the database fails.
+// Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `address`,
+// `raw_amount` and `sender` must be NULL or NUL-terminated strings; `out_tx_hash` must be NULL
+// or point to a writable `char *`.
+depositkit_status depositkit_devnet_deposit(const depositkit_devnet *devnet,
+                                            const char *address,
+                                            uint64_t chain_id,
+                                            uint32_t token,
+                                            const char *raw_amount,
+                                            const char *sender,
+                                            char **out_tx_hash);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// What `address` holds of `token` (a `depositkit_token_type` value) on `chain_id`, in smallest
+// units: an account's balance for a deposit address, else what the address's ledger received
+// (a destination: what sweeps delivered there). `"0"` when nothing arrived.
+//
+// On success `*out_raw` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a decimal integer. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown token
+// number or chain; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet`, `address` or `out_raw` is
+// NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the database
+// fails. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `address` must be
+// NULL or a NUL-terminated string; `out_raw` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_devnet_ledger_balance(const depositkit_devnet *devnet,
+                                                   const char *address,
+                                                   uint64_t chain_id,
+                                                   uint32_t token,
+                                                   char **out_raw);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Sets the USD price of `token` (a `depositkit_token_type` value) used from now on for the
+// USD values of deposits and quotes (the devnet starts with fixed prices, USDC and USDT at 1).
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown token
+// number or a price that is not a positive finite number up to 10^12;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+depositkit_status depositkit_devnet_set_price(const depositkit_devnet *devnet,
+                                              uint32_t token,
+                                              double usd);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Makes the next `count` sweep sends fail (0 disarms): with `reject`, with HTTP 400
+// `ROUTE_FAILED` before any money moves; otherwise with a `"failed"` sweep status. Either way
+// the money stays in the account, and the client retries (3 attempts) before reporting
+// `failed`.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL.
+// Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+depositkit_status depositkit_devnet_fail_next_sweeps(const depositkit_devnet *devnet,
+                                                     uint32_t count,
+                                                     bool reject);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Makes a new JWT signing key current; the previous one stays in the JWKS, so sessions issued
+// before go on working and clients learn the new key id on their next session. Takes up to
+// about half a second.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL;
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the key cannot be generated or stored. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+depositkit_status depositkit_devnet_rotate_jwt_key(const depositkit_devnet *devnet);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Makes the next `count` JWTs the service issues signed by a key that is not in its JWKS, so
+// that clients refuse them (`DEPOSITKIT_STATUS_JWT`).
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL;
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the forging key cannot be generated. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+depositkit_status depositkit_devnet_forge_next_jwts(const depositkit_devnet *devnet,
+                                                    uint32_t count);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Expires every JWT issued so far (to `owner_address` only, when it is not NULL): the services
+// refuse them from now on with HTTP 401, and clients renew their session once and go on.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8` when `owner_address` is not UTF-8. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `owner_address` must
+// be NULL or a NUL-terminated string.
+depositkit_status depositkit_devnet_expire_sessions(const depositkit_devnet *devnet,
+                                                    const char *owner_address);
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -8,6 +8,8 @@
 # runs `depositkit-devnet serve --demo` on a free loopback port with a temporary database, and
 # passes its URL and demo credentials to every test as DEPOSITKIT_TEST_* environment variables
 # (see tests/c/test_user_rpc.c). The server is stopped with SIGTERM at the end and must exit 0.
+# The deposit test (test_deposit.c) needs none of that: it starts a devnet inside its own
+# process through the C API (depositkit_devnet_start, the library's default `devnet` feature).
 #
 #   scripts/test-c.sh              build, check the header, run the C tests
 #   scripts/test-c.sh --valgrind   ... and run each test binary under valgrind as well
@@ -33,7 +35,7 @@ for arg in "$@"; do
   case "$arg" in
     --valgrind) valgrind=1 ;;
     --sanitize) sanitize=1 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--valgrind] [--sanitize]" >&2; exit 2 ;;
   esac
 done
@@ -118,6 +120,9 @@ if command -v "$CXX" >/dev/null 2>&1; then
   echo "test-c: compile include/depositkit.h as C++"
   echo '#include "depositkit.h"' |
     "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I "$root/include" -fsyntax-only -x c++ -
+  # ... and with the devnet functions declared.
+  printf '#define DEPOSITKIT_DEVNET 1\n#include "depositkit.h"\n' |
+    "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I "$root/include" -fsyntax-only -x c++ -
 fi
 
 shopt -s nullglob
@@ -143,7 +148,9 @@ for src in "${sources[@]}"; do
       # Only definite and indirect leaks are errors, and only they are shown: the one block
       # "possibly lost" in test_user_rpc is the main thread's std::thread handle (the main
       # thread's thread-locals are never destroyed), allocated when ureq's resolver waits on a
-      # channel for its lookup thread.
+      # channel for its lookup thread. test_deposit has a few more, of threads that outlive
+      # main by design: the process-wide tokio runtime's (never shut down) and the devnet's
+      # detached key-generation thread. Neither test needs a suppression file.
       run "$name ($kind, valgrind)" valgrind --quiet --error-exitcode=1 --leak-check=full \
         --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
         "$build/$name-$kind"

@@ -20,8 +20,12 @@
 //!   value in a Rust enum is undefined behaviour): tokens arrive as `uint32_t` and statuses as
 //!   `uint32_t`, and are checked.
 //! - Strings handed out are freed only by [`strings::depositkit_string_free`]; static strings
-//!   (`const char *`) are never freed. Handles (`user_rpc::depositkit_user_rpc_client`) are
-//!   freed only by their own `_free` function, which accepts NULL.
+//!   (`const char *`) are never freed. Handles (`user_rpc::depositkit_user_rpc_client`,
+//!   `deposit::depositkit_deposit_client`, `devnet::depositkit_devnet`) are freed only by their
+//!   own `_free` function, which accepts NULL.
+//! - Callbacks (`deposit::depositkit_event_callback`) take `void *user_data` first, are
+//!   `Option<unsafe extern "C" fn>` (NULL-able in C), run on a library-owned dispatcher thread,
+//!   and come with an optional `user_data_free` that the library calls exactly once.
 //!
 //! The crate needs `panic = "unwind"` (the default) for the boundary to catch panics.
 
@@ -40,6 +44,13 @@ pub mod units;
 pub mod address;
 
 pub mod user_rpc;
+
+pub mod deposit;
+
+// The in-process devnet (`depositkit_devnet_*`): on by default, left out of production builds
+// with `--no-default-features`. The header declares it inside `#if defined(DEPOSITKIT_DEVNET)`.
+#[cfg(feature = "devnet")]
+pub mod devnet;
 
 mod boundary;
 

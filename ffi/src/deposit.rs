@@ -1,0 +1,1159 @@
+//! The deposit client (spec `deposit-library.md`): deposit addresses, the watcher, the sweeper
+//! and lifecycle events, over `depositkit_core::deposit::DepositClient`.
+//!
+//! A client is an opaque handle backed by an `Arc`, like the user-lookup client:
+//! [`depositkit_deposit_client_new`] hands out `Arc::into_raw`, [`depositkit_deposit_client_free`]
+//! takes it back. Every call only reads the handle (the core client is `Send + Sync` and keeps
+//! its state behind its own locks), so it is a `const` pointer usable by many threads at once.
+//!
+//! Records cross as JSON strings in the spec's camelCase shapes (the configuration, addresses,
+//! destinations, events, detected deposits, sweep results); the status crosses as a C enum.
+//!
+//! # Callbacks
+//!
+//! [`depositkit_deposit_client_subscribe`] wraps a C function pointer and its `user_data` in an
+//! `Arc<HostCallback>`, shared by the core's event hub (through the boxed closure it is given)
+//! and the handle's table of subscriptions. The hub calls it on the client's dispatcher thread
+//! (`depositkit-events`), never on a runtime worker and never while depositkit holds a lock, so
+//! the C callback may call back into the API.
+//!
+//! `user_data_free` runs in `HostCallback`'s `Drop`, so exactly once, when the last reference
+//! goes. The hub delivers each event from a snapshot of its subscribers that holds a reference,
+//! so that never happens while a call of the callback is running. And the handle drops its
+//! reference last, after the hub let go of its own (unsubscribe, close, free) and outside every
+//! lock: the hub drops a replaced list of subscribers while holding its lock, and a
+//! `user_data_free` that called back into the client from there would deadlock.
+//!
+//! A call holds the subscription's `calling` lock and skips the callback once the subscription
+//! is `closed`. Unsubscribing sets `closed` and, outside a callback, takes the lock once, so that
+//! when `unsubscribe` returns no call is running and none will start. Inside a callback (on any
+//! client's dispatcher thread) it does not wait, which keeps a callback that unsubscribes itself
+//! (or a callback of another client) from deadlocking.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use depositkit_core::TokenType;
+use depositkit_core::deposit::{
+    ClientStatus, DepositClient, DepositClientConfig, DepositEvent, DestinationConfig,
+};
+use depositkit_core::describe::quote;
+use serde_json::Value;
+
+use crate::boundary::{self, FfiError, FfiResult};
+use crate::status::depositkit_status;
+use crate::strings;
+
+/// The status of a deposit client (spec section 3 `ClientStatus`).
+///
+/// `IDLE` (constructed, or closed) -> `INITIALIZING` -> `READY` or `ERROR` (a failed
+/// initialization may be retried). Once initialized the status follows what runs: `SWEEPING`
+/// while any deposit is queued, being swept or waiting for a retry; else `WATCHING` while the
+/// watcher runs; else `READY`. Every change is also reported as a `"status:change"` event.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum depositkit_client_status {
+    /// Constructed and not initialized yet, or closed.
+    Idle = 0,
+    /// `depositkit_deposit_client_initialize` is running.
+    Initializing = 1,
+    /// Initialized; neither watching nor sweeping.
+    Ready = 2,
+    /// The watcher is polling.
+    Watching = 3,
+    /// At least one deposit is being swept or waits for a retry.
+    Sweeping = 4,
+    /// The last initialization failed; it may be tried again.
+    Error = 5,
+}
+
+impl From<ClientStatus> for depositkit_client_status {
+    /// Exhaustive on purpose: a status added to the core does not compile here until it gets
+    /// its constant.
+    fn from(status: ClientStatus) -> Self {
+        match status {
+            ClientStatus::Idle => depositkit_client_status::Idle,
+            ClientStatus::Initializing => depositkit_client_status::Initializing,
+            ClientStatus::Ready => depositkit_client_status::Ready,
+            ClientStatus::Watching => depositkit_client_status::Watching,
+            ClientStatus::Sweeping => depositkit_client_status::Sweeping,
+            ClientStatus::Error => depositkit_client_status::Error,
+        }
+    }
+}
+
+/// Every client status, in numeric order.
+const CLIENT_STATUSES: [(depositkit_client_status, &CStr); 6] = [
+    (depositkit_client_status::Idle, c"idle"),
+    (depositkit_client_status::Initializing, c"initializing"),
+    (depositkit_client_status::Ready, c"ready"),
+    (depositkit_client_status::Watching, c"watching"),
+    (depositkit_client_status::Sweeping, c"sweeping"),
+    (depositkit_client_status::Error, c"error"),
+];
+
+/// The spec's name of a client status as a static NUL-terminated string: `"idle"`,
+/// `"initializing"`, `"ready"`, `"watching"`, `"sweeping"` or `"error"` (the spelling of the
+/// `"status:change"` event's payload).
+///
+/// Takes a plain `uint32_t` so that any number is safe to pass: a number that is not a
+/// `depositkit_client_status` gives `"unknown"`. Never NULL; do not free the result. Does not
+/// change the last error.
+#[unsafe(no_mangle)]
+pub extern "C" fn depositkit_client_status_str(status: u32) -> *const c_char {
+    const UNKNOWN: &CStr = c"unknown";
+    boundary::value(UNKNOWN.as_ptr(), || {
+        CLIENT_STATUSES
+            .iter()
+            .find(|(s, _)| *s as u32 == status)
+            .map_or(UNKNOWN, |(_, name)| name)
+            .as_ptr()
+    })
+}
+
+/// A callback receiving the events of a deposit client, registered with
+/// `depositkit_deposit_client_subscribe`.
+///
+/// Called with the `user_data` given at registration, and one event as JSON: `event_json` is
+/// NUL-terminated UTF-8 of `event_json_len` bytes (without the NUL). It is borrowed: valid only
+/// during the call; copy it to keep it. The shapes of the events are described at
+/// `depositkit_deposit_client_subscribe`.
+///
+/// Threads: callbacks run on a thread owned by the library (the client's event dispatcher,
+/// named `depositkit-events`), never on the thread that called into depositkit and never on one
+/// of its runtime's worker threads. One client calls its callbacks one at a time, in the order
+/// of subscription, each event in the order it happened; a callback is never called
+/// concurrently with itself or with another callback of the same client (callbacks of two
+/// clients may run at the same time).
+///
+/// Re-entry: a callback may call any depositkit function, including the blocking ones
+/// (`depositkit_deposit_client_poll_now`, `_sweep`, ...), `depositkit_deposit_client_unsubscribe`
+/// of itself or of another subscription, and `depositkit_deposit_client_close`; none of them
+/// deadlocks. While a callback runs, later events of its client wait, so a callback should
+/// return promptly.
+///
+/// Return 0 when the event was handled. Any other value is counted
+/// (`depositkit_deposit_client_callback_errors`) and otherwise ignored: it never stops the
+/// client or the subscription.
+///
+/// A callback must not unwind (a C++ exception) or `longjmp` out of the call: that is undefined
+/// behaviour.
+#[allow(non_camel_case_types)]
+pub type depositkit_event_callback = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        event_json: *const c_char,
+        event_json_len: usize,
+    ) -> c_int,
+>;
+
+/// Releases the `user_data` of a subscription (see `depositkit_deposit_client_subscribe`).
+#[allow(non_camel_case_types)]
+pub type depositkit_user_data_free = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// A deposit client (spec section 4): deposit addresses, a watcher that detects deposits, a
+/// sweeper that delivers each one to the destination, and lifecycle events.
+///
+/// Opaque: created by `depositkit_deposit_client_new`, used through a
+/// `const depositkit_deposit_client *`, released by `depositkit_deposit_client_free`.
+/// Thread-safe: one client may be used by any number of threads at once, and freed on any
+/// thread once no call is using it. The work runs on a runtime shared by every client of the
+/// process (two worker threads, created on first use); each client also owns one event
+/// dispatcher thread.
+#[allow(non_camel_case_types)]
+pub struct depositkit_deposit_client {
+    inner: DepositClient,
+    /// Every live subscription made through the C API, by id.
+    subscriptions: Mutex<HashMap<u64, Arc<HostCallback>>>,
+    /// Callback calls that returned non-zero.
+    callback_errors: Arc<AtomicU64>,
+}
+
+thread_local! {
+    /// How many C callbacks are running on this thread: non-zero only on a dispatcher thread
+    /// during a call (a counter rather than a flag, so that leaving a scope never clears an
+    /// outer one).
+    static IN_CALLBACK: Cell<u32> = const { Cell::new(0) };
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn in_callback() -> bool {
+    IN_CALLBACK.with(Cell::get) > 0
+}
+
+/// Marks this thread as running a C callback while it lives.
+struct CallbackScope;
+
+impl CallbackScope {
+    fn enter() -> CallbackScope {
+        IN_CALLBACK.with(|n| n.set(n.get() + 1));
+        CallbackScope
+    }
+}
+
+impl Drop for CallbackScope {
+    fn drop(&mut self) {
+        IN_CALLBACK.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
+/// A C callback with its `user_data`, shared by the core's event hub and the handle. Dropping
+/// the last reference releases the `user_data` (once: nothing else owns it).
+struct HostCallback {
+    callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize) -> c_int,
+    user_data: *mut c_void,
+    user_data_free: depositkit_user_data_free,
+    /// Set when unsubscribed or closed: later deliveries skip the callback.
+    closed: AtomicBool,
+    /// Held while the callback runs.
+    calling: Mutex<()>,
+    errors: Arc<AtomicU64>,
+}
+
+// SAFETY: the caller of `depositkit_deposit_client_subscribe` promises that `user_data` may be
+// used by the callback on the dispatcher thread and released by `user_data_free` on any thread;
+// depositkit itself never dereferences it.
+unsafe impl Send for HostCallback {}
+// SAFETY: as above; one client calls its callbacks one at a time, and `call` holds `calling`.
+unsafe impl Sync for HostCallback {}
+
+impl HostCallback {
+    fn call(&self, event: &DepositEvent) {
+        let _calling = lock(&self.calling);
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        // JSON text escapes control characters, so it never holds a NUL byte.
+        let Ok(json) = CString::new(event.to_json().to_string()) else {
+            return;
+        };
+        let len = json.as_bytes().len();
+        let status = {
+            let _scope = CallbackScope::enter();
+            // SAFETY: the subscriber promised a callback that may be called with its
+            // `user_data` on this thread, that reads `event_json` only during the call and never
+            // unwinds; `json` lives until the call returns.
+            unsafe { (self.callback)(self.user_data, json.as_ptr(), len) }
+        };
+        if status != 0 {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for HostCallback {
+    fn drop(&mut self) {
+        if let Some(free) = self.user_data_free {
+            // SAFETY: the subscriber promised `user_data_free` may be called once with
+            // `user_data`, on any thread, once the subscription is dropped: this is that once.
+            unsafe { free(self.user_data) };
+        }
+    }
+}
+
+/// The handle behind `client`: `DEPOSITKIT_STATUS_NULL_ARGUMENT` naming `client` when NULL.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`, not freed before
+/// `'a` ends (the duration of the call).
+unsafe fn client_arg<'a>(
+    client: *const depositkit_deposit_client,
+) -> FfiResult<&'a depositkit_deposit_client> {
+    // SAFETY: the caller's contract above; `Arc::into_raw` gave an aligned pointer to a value
+    // that lives until the handle is freed.
+    unsafe { client.as_ref() }.ok_or_else(|| FfiError::null_argument("client"))
+}
+
+/// Serialized JSON as a string owned by the caller.
+fn json_out(json: Result<String, serde_json::Error>) -> FfiResult<*mut c_char> {
+    let json = json.map_err(|e| {
+        FfiError::new(depositkit_status::Internal, format!("cannot serialize a result: {e}"))
+    })?;
+    strings::owned(json)
+}
+
+fn configuration(message: String) -> FfiError {
+    FfiError::new(depositkit_status::Configuration, message)
+}
+
+/// Reads a destination (`{"chainId": 42161, "address": "0x...", "token": "USDT"}`; `address`
+/// and `token` optional, `token` in any letter case).
+fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
+    let value: Value = serde_json::from_str(json)
+        .map_err(|e| configuration(format!("destination_json is not valid JSON: {e}")))?;
+    let Value::Object(fields) = value else {
+        return Err(configuration(format!(
+            "destination_json must be a JSON object {{\"chainId\": ..., \"address\": ..., \
+             \"token\": ...}}, got {}",
+            depositkit_core::describe::json_kind(&value)
+        )));
+    };
+    if let Some(unknown) =
+        fields.keys().find(|k| !matches!(k.as_str(), "chainId" | "address" | "token"))
+    {
+        return Err(configuration(format!(
+            "destination has an unknown field {}: expected chainId, address and token",
+            quote(unknown)
+        )));
+    }
+    let chain_id = match fields.get("chainId") {
+        None | Some(Value::Null) => {
+            return Err(configuration("destination.chainId is required".to_owned()));
+        }
+        Some(v) => v.as_u64().ok_or_else(|| {
+            configuration(format!(
+                "destination.chainId must be a chain id (an unsigned integer), got {v}"
+            ))
+        })?,
+    };
+    let address = match fields.get("address") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(v) => {
+            return Err(configuration(format!(
+                "destination.address must be a string, got {}",
+                depositkit_core::describe::json_kind(v)
+            )));
+        }
+    };
+    let token = match fields.get("token") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.parse::<TokenType>().map_err(|_| {
+            configuration(format!(
+                "destination.token must be one of ETH, USDC, USDT, BTC, SOL, BNB, got {}",
+                quote(s)
+            ))
+        })?),
+        Some(v) => {
+            return Err(configuration(format!(
+                "destination.token must be a string, got {}",
+                depositkit_core::describe::json_kind(v)
+            )));
+        }
+    };
+    Ok(DestinationConfig { chain_id, address, token })
+}
+
+/// Creates a deposit client from its configuration, a JSON object with the spec's camelCase
+/// option names (spec section 4):
+///
+/// - `ownerAddress` (required): the owner of the unified account, an EVM address;
+/// - `destination` (required): `{"chainId": 8453, "address": "0x...", "token": "USDC"}`, where
+///   sweeps deliver. `chainId` is one of Ethereum 1, Base 8453, Arbitrum 42161, BNB Chain 56,
+///   Solana 101 (X Layer is a deposit source only); `address` defaults to the owner (so a
+///   Solana destination needs one); `token` (any letter case) defaults to USDC and must be
+///   deliverable on the chain (`depositkit_is_supported_destination_token`);
+/// - `intermediaryAddress`: when given, initialization checks it is the signer's wallet;
+/// - `uaProjectId`: own project id for account operations (a 1% fee applies);
+/// - `minValueUSD` (default 0.5): smaller deposits reach the phase `below_threshold`;
+/// - `supportedTokens` (symbols) and `supportedChains` (chain ids): what the watcher reports
+///   (default: all);
+/// - `pollingIntervalMs` (default 3000, at least 2000) and `autoSweep` (default true);
+/// - `sweepRetryDelayMs` (default 5000): the wait between the 3 attempts of a failed sweep;
+/// - `servicesUrl`: the base URL of the services (`{servicesUrl}/jwt`, `/signer`, `/ua`, e.g.
+///   `depositkit_devnet_services_url`), or each one as `jwtServiceUrl`, `signerUrl`,
+///   `accountServiceUrl` (one of the two ways is required);
+/// - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
+///   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
+/// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`;
+/// - `refund`, `funding`, `onramp`, `notifications` (`true` or an object): validated and kept;
+/// - `minPollingIntervalMs` (default 2000): **a knob for tests and devnet only**, it may only
+///   lower the smallest `pollingIntervalMs` accepted, so that tests poll every few milliseconds.
+///
+/// Nothing is sent: the configuration is checked and the client's event thread started; the
+/// first network call is `depositkit_deposit_client_initialize`.
+///
+/// On success `*out_client` is a new handle owned by the caller: release it with
+/// `depositkit_deposit_client_free`. On failure `*out_client` is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when `config_json` is not
+/// valid JSON, has an unknown option or a value of the wrong type, or an option is invalid (an
+/// owner that is no EVM address, an unknown or non-destination chain, an address invalid for
+/// the destination chain, a token not deliverable there, a polling interval under the minimum,
+/// a malformed URL...): the message names the option and quotes the value;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `config_json` or `out_client` is NULL;
+/// `DEPOSITKIT_STATUS_INVALID_UTF8` when `config_json` is not UTF-8;
+/// `DEPOSITKIT_STATUS_INTERNAL` when a thread cannot be started.
+///
+/// Thread-safe; does not block.
+///
+/// # Safety
+/// `config_json` must be NULL or a NUL-terminated string; `out_client` must be NULL or point to
+/// a writable `const depositkit_deposit_client *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_new(
+    config_json: *const c_char,
+    out_client: *mut *const depositkit_deposit_client,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let config_json = unsafe { strings::str_arg(config_json, "config_json") }?;
+        // SAFETY: the caller's contract above.
+        let out_client = unsafe { boundary::out(out_client, "out_client") }?;
+        let config = DepositClientConfig::from_json(config_json)?;
+        let inner = DepositClient::new(config)?;
+        let client = depositkit_deposit_client {
+            inner,
+            subscriptions: Mutex::new(HashMap::new()),
+            callback_errors: Arc::new(AtomicU64::new(0)),
+        };
+        out_client.write(Arc::into_raw(Arc::new(client)));
+        Ok(())
+    })
+}
+
+/// Closes a client (as `depositkit_deposit_client_close` does) and releases it. Every
+/// subscription's `user_data_free` has been called when this returns, except for a callback
+/// still running on the dispatcher (it is released when that call returns).
+///
+/// NULL is accepted and ignored. May be called on any thread, once, after every call using the
+/// client has returned; it waits at most about 5 s (for the event dispatcher). Does not change
+/// the last error.
+///
+/// # Safety
+/// `client` must be NULL or a handle from `depositkit_deposit_client_new` that has not been
+/// freed yet and that no other thread is using; after this call it must not be used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_free(client: *const depositkit_deposit_client) {
+    boundary::value((), || {
+        if !client.is_null() {
+            // SAFETY: the caller promises `client` came from `Arc::into_raw` in
+            // `depositkit_deposit_client_new` and is released only once.
+            let client = unsafe { Arc::from_raw(client) };
+            close(&client);
+            drop(client);
+        }
+    });
+}
+
+/// Closes the core client (which drops its references to the callbacks), then marks every
+/// subscription closed (a dispatcher left stuck in a callback calls nothing more once that call
+/// returns) and drops the handle's references, outside every lock: `user_data_free` runs here,
+/// or on the dispatcher after a call still running.
+fn close(client: &depositkit_deposit_client) {
+    let _ = client.inner.close();
+    let hosts: Vec<Arc<HostCallback>> =
+        lock(&client.subscriptions).drain().map(|(_, host)| host).collect();
+    for host in hosts {
+        host.closed.store(true, Ordering::Release);
+    }
+}
+
+/// Stops the client: the watcher and the sweeper stop (a sweep under way is abandoned: its money
+/// is either delivered or still in the account, where a new client finds it), the dispatcher
+/// delivers the events already queued to the callbacks for at most 5 s, then every
+/// subscription is dropped (calling its `user_data_free`). The status becomes
+/// `DEPOSITKIT_CLIENT_STATUS_IDLE`.
+///
+/// Idempotent. Afterwards every call on the client fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK`
+/// ("the client is closed"), except the getters (`_status`, `_get_destination`,
+/// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_dropped_events`,
+/// `_callback_errors`), `_unsubscribe`, and `_next_event`, which still hands out the events
+/// left in the queue. The handle must still be freed with `depositkit_deposit_client_free`.
+///
+/// May be called from a callback: it then does not wait for the dispatcher (which is running
+/// that callback).
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL.
+/// Waits at most about 5 s. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_close(
+    client: *const depositkit_deposit_client,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        close(client);
+        Ok(())
+    })
+}
+
+/// Initializes the client: opens the intermediary wallet's session with the JWT service,
+/// fetches the signer's wallet (checked against `intermediaryAddress` when configured) and
+/// initializes the unified account, whose deposit addresses it returns. The status goes
+/// `INITIALIZING`, then `READY`, or `ERROR` on failure (initialization may then be retried).
+///
+/// On success `*out_addresses_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): `{"evm": "0x...", "solana": "..."}`, the deposit addresses
+/// (spec `DepositAddresses`; the EVM one serves every EVM chain). On failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or:
+/// - `DEPOSITKIT_STATUS_JWT` when the JWT service is unreachable or its token fails
+///   verification;
+/// - `DEPOSITKIT_STATUS_AUTHENTICATION` when the services refuse the credentials or session;
+/// - `DEPOSITKIT_STATUS_CONFIGURATION` when `intermediaryAddress` is not the signer's wallet, or
+///   the client is already initialized (or initializing);
+/// - `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` when the account cannot be initialized;
+/// - `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the
+///   client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL.
+///
+/// Blocks the calling thread up to `callTimeoutMs` (default 60 s). Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+/// `out_addresses_json` must be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_initialize(
+    client: *const depositkit_deposit_client,
+    out_addresses_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_addresses_json, "out_addresses_json") }?;
+        let addresses = client.inner.initialize()?;
+        out.write(json_out(serde_json::to_string(&addresses))?);
+        Ok(())
+    })
+}
+
+/// The deposit addresses of an initialized client.
+///
+/// On success `*out_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): `{"evm": "0x...", "solana": "..."}`, as
+/// `depositkit_deposit_client_initialize` gives it. On failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+/// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`
+/// when an argument is NULL. Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+/// be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_deposit_addresses(
+    client: *const depositkit_deposit_client,
+    out_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_json, "out_json") }?;
+        let addresses = client.inner.deposit_addresses()?;
+        out.write(json_out(serde_json::to_string(&addresses))?);
+        Ok(())
+    })
+}
+
+/// Changes where deposits are delivered (spec `setDestination`). Sweeps that start from now on
+/// use it, queued ones and retries included.
+///
+/// `destination_json` is a JSON object `{"chainId": 42161, "address": "0x...", "token":
+/// "USDT"}`: `chainId` is required; `address` defaults to the owner address and `token` (any
+/// letter case) to USDC, as for the `destination` option of `depositkit_deposit_client_new`.
+///
+/// On success, when `out_destination_json` is not NULL, `*out_destination_json` is a new string
+/// owned by the caller (free it with `depositkit_string_free`): the destination now in use with
+/// its defaults filled in, `{"chainId": 42161, "address": "0x...", "token": "USDT"}` (EVM
+/// addresses lower-cased, Solana ones as given). On failure it is not written and the previous
+/// destination stays.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when `destination_json` is
+/// not such an object, or the chain id, address or token is invalid (an unknown chain, X Layer
+/// or another chain that cannot be a destination, an address invalid for the chain, a token
+/// not deliverable there): the message names the field and quotes the value;
+/// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`
+/// when `client` or `destination_json` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+///
+/// Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+/// `destination_json` must be NULL or a NUL-terminated string; `out_destination_json` must be
+/// NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_set_destination(
+    client: *const depositkit_deposit_client,
+    destination_json: *const c_char,
+    out_destination_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let destination_json = unsafe { strings::str_arg(destination_json, "destination_json") }?;
+        let destination = destination_arg(destination_json)?;
+        let resolved = client.inner.set_destination(destination)?;
+        if !out_destination_json.is_null() {
+            let json = json_out(serde_json::to_string(&resolved))?;
+            // SAFETY: not NULL, and the caller promises it is writable.
+            unsafe { out_destination_json.write(json) };
+        }
+        Ok(())
+    })
+}
+
+/// The destination in use (spec `getDestination`).
+///
+/// On success `*out_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): `{"chainId": 8453, "address": "0x...", "token": "USDC"}`, with
+/// the defaults filled in. On failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+/// NULL. Works on a closed client too. Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+/// be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_get_destination(
+    client: *const depositkit_deposit_client,
+    out_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_json, "out_json") }?;
+        out.write(json_out(serde_json::to_string(&client.inner.get_destination()))?);
+        Ok(())
+    })
+}
+
+/// The client's status (see `depositkit_client_status`).
+///
+/// On success `*out_status` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too
+/// (`DEPOSITKIT_CLIENT_STATUS_IDLE`). Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_status`
+/// must be NULL or point to a writable `depositkit_client_status`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_status(
+    client: *const depositkit_deposit_client,
+    out_status: *mut depositkit_client_status,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_status, "out_status") }?;
+        out.write(client.inner.status().into());
+        Ok(())
+    })
+}
+
+/// Whether the fiat onramp serves the current destination chain (spec `isOnrampSupported`:
+/// false for X Layer; true for Ethereum, BNB Chain, Base, Arbitrum and Solana).
+///
+/// On success `*out_supported` is written; on failure it is not. Returns
+/// `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does
+/// not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+/// `out_supported` must be NULL or point to a writable `bool`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_is_onramp_supported(
+    client: *const depositkit_deposit_client,
+    out_supported: *mut bool,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_supported, "out_supported") }?;
+        out.write(client.inner.is_onramp_supported());
+        Ok(())
+    })
+}
+
+/// Starts the watcher: one poll now, then one every `pollingIntervalMs`, never overlapping.
+/// Detected deposits are reported as events and, with `autoSweep`, swept one at a time. The
+/// status becomes `WATCHING` (or stays `SWEEPING`). Does nothing when the watcher already runs.
+///
+/// Failures of a background poll do not stop the watcher; each is reported as an `"error"`
+/// event.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+/// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`
+/// when `client` is NULL. Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_start_watching(
+    client: *const depositkit_deposit_client,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        client.inner.start_watching()?;
+        Ok(())
+    })
+}
+
+/// Stops the watcher (a poll under way is abandoned); sweeps under way go on. Does nothing when
+/// it does not run. What the watcher has seen is kept: starting it again reports only new
+/// deposits.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL.
+/// Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_stop_watching(
+    client: *const depositkit_deposit_client,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        client.inner.stop_watching();
+        Ok(())
+    })
+}
+
+/// Runs one poll of the account's balances now (after a poll under way finishes), whether or
+/// not the watcher runs. Detected deposits are queued for their sweep when `autoSweep` is on.
+///
+/// On success `*out_events_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): a JSON array of the lifecycle events this poll produced, each a
+/// DepositLifecycleEvent object as in the `payload` of a `"deposit:lifecycle"` event (phase
+/// `"detected"` or `"below_threshold"`; see `depositkit_deposit_client_subscribe`); `[]` when
+/// nothing new arrived. The same events have already been queued for
+/// `depositkit_deposit_client_next_event` and handed to the callbacks' dispatcher when this
+/// returns. On failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+/// `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` (or `DEPOSITKIT_STATUS_JWT`) when the balances cannot be
+/// read; `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when
+/// the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. A failure
+/// is also reported as an `"error"` event.
+///
+/// Blocks the calling thread up to `callTimeoutMs`. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+/// `out_events_json` must be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_poll_now(
+    client: *const depositkit_deposit_client,
+    out_events_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_events_json, "out_events_json") }?;
+        let events = client.inner.poll_now()?;
+        out.write(json_out(serde_json::to_string(&events))?);
+        Ok(())
+    })
+}
+
+/// The detected deposits that are not delivered yet (queued, being swept, failed, or with an
+/// unknown outcome), oldest first.
+///
+/// On success `*out_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): a JSON array of DetectedDeposit objects (spec section 2):
+/// `{"id": "dep_...", "token": "USDC", "chainId": 8453, "amount": "25", "amountUSD": 25.0,
+/// "rawAmount": "25000000", "decimals": 6, "detectedAt": <unix ms>}` (`rawAmount` is a decimal
+/// string: it may not fit a double). On failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+/// NULL. Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+/// be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_pending_deposits(
+    client: *const depositkit_deposit_client,
+    out_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_json, "out_json") }?;
+        out.write(json_out(serde_json::to_string(&client.inner.pending_deposits()))?);
+        Ok(())
+    })
+}
+
+/// Sweeps one pending deposit now: one attempt through the client's serial sweep queue, to the
+/// current destination. Lifecycle events follow as for automatic sweeps (`processing`, then
+/// `credited` or `failed`). A deposit whose last send has an unknown outcome is first resolved
+/// (its quote is sent again, which the service treats idempotently), never quoted anew.
+///
+/// On success `*out_result_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): the SweepResult (spec section 2), `{"depositId": "dep_...",
+/// "transactionId": "0x...", "explorerUrl": "https://...", "status": "success"}` with `status`
+/// one of `"success"`, `"failed"` (the deposit stays pending; `"error"` says why) or
+/// `"pending"` (the outcome is unknown: sweep it again to resolve it). On success it also has
+/// `"delivered"`: `{"chainId", "token", "address", "rawAmount" (decimal string), "amount",
+/// "decimals", "valueUSD", "fees": {"gasUSD", "lpUSD", "serviceUSD", "totalUSD"}, "quoteId"}`,
+/// what reached the destination after fees. `transactionId` and `explorerUrl` are `""` when
+/// there is none. A sweep that ran but did not deliver is still `DEPOSITKIT_STATUS_OK`: read
+/// `status`. On failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` for an unknown or already
+/// delivered `deposit_id`; `DEPOSITKIT_STATUS_SWEEP` when it is already being swept;
+/// `DEPOSITKIT_STATUS_CONFIGURATION` before initialization; `DEPOSITKIT_STATUS_TIMEOUT` after
+/// `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is (or gets) closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+///
+/// Blocks the calling thread up to `callTimeoutMs`. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+/// must be NULL or a NUL-terminated string; `out_result_json` must be NULL or point to a
+/// writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_sweep(
+    client: *const depositkit_deposit_client,
+    deposit_id: *const c_char,
+    out_result_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let deposit_id = unsafe { strings::str_arg(deposit_id, "deposit_id") }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_result_json, "out_result_json") }?;
+        let result = client.inner.sweep(deposit_id)?;
+        out.write(json_out(serde_json::to_string(&result))?);
+        Ok(())
+    })
+}
+
+/// The result of the last finished sweep of `deposit_id`, automatic or manual: how to learn
+/// what a `credited` deposit delivered.
+///
+/// On success `*out_result_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): the SweepResult as `depositkit_deposit_client_sweep` gives it. On
+/// failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when no sweep of that deposit
+/// has finished (the last 1000 results are kept); `DEPOSITKIT_STATUS_NULL_ARGUMENT`;
+/// `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+/// must be NULL or a NUL-terminated string; `out_result_json` must be NULL or point to a
+/// writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_sweep_result(
+    client: *const depositkit_deposit_client,
+    deposit_id: *const c_char,
+    out_result_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let deposit_id = unsafe { strings::str_arg(deposit_id, "deposit_id") }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_result_json, "out_result_json") }?;
+        let result = client.inner.sweep_result(deposit_id).ok_or_else(|| {
+            FfiError::new(
+                depositkit_status::NotFound,
+                format!("no sweep of deposit {} has finished", quote(deposit_id)),
+            )
+        })?;
+        out.write(json_out(serde_json::to_string(&result))?);
+        Ok(())
+    })
+}
+
+/// Calls `callback` with `user_data` for every event of the client from now on (see
+/// `depositkit_event_callback` for threads, re-entry and the return value).
+///
+/// Events are JSON objects with a `"type"` discriminator and a `"payload"`:
+/// - `{"type": "deposit:lifecycle", "payload": {...}}`: a deposit entered a phase. The payload
+///   is a DepositLifecycleEvent (spec section 2): `"id"` (`"dep_"` and 32 hex digits, derived
+///   from the deposit itself: the same in every phase of one deposit and after a restart),
+///   `"phase"` (`"detected"`, `"processing"` (a sweep attempt started; again at each retry),
+///   `"credited"`, `"failed"` or `"below_threshold"`), `"token"` (`"USDC"`...), `"chainId"`
+///   (the source chain), `"amount"` (human-readable decimal string), `"amountUSD"` (number),
+///   `"destination"` (`{"address", "chainId"}`, where it goes), `"transactionId"` and
+///   `"explorerUrl"` (on `credited`; the explorer link only for chains that have one),
+///   `"error"` (on `failed`, and on `below_threshold` saying which minimum it missed) and
+///   `"timestamp"` (unix milliseconds). Absent fields are left out, not null. What a credited
+///   deposit delivered after fees is in `depositkit_deposit_client_sweep_result`;
+/// - `{"type": "status:change", "payload": "watching"}`: the client's status changed (the
+///   names of `depositkit_client_status_str`);
+/// - `{"type": "error", "payload": {"kind": "UniversalAccountError", "code": 400, "message":
+///   "..."}}`: something failed in the background (a poll of the watcher); `code` is the
+///   `depositkit_status` value of the kind.
+///
+/// New types may be added: ignore the ones you do not know.
+///
+/// Lifecycle events are best-effort notifications, not a source of truth for crediting funds
+/// (spec section 6). Every event also goes to the pull queue of
+/// `depositkit_deposit_client_next_event`, whether or not callbacks are subscribed.
+///
+/// On success `*out_subscription` is the subscription's id (never 0), for
+/// `depositkit_deposit_client_unsubscribe`, and the library owns `user_data`: when the
+/// subscription is dropped (by `depositkit_deposit_client_unsubscribe`, `_close` or `_free`)
+/// `user_data_free` (if not NULL) is called with it exactly once, never while a call of
+/// `callback` is running and never while the library holds a lock (so it may call depositkit
+/// functions too), on the thread that dropped the subscription or, when an event was being
+/// delivered at that moment, on the dispatcher thread once that delivery ends. On failure
+/// nothing is registered, `*out_subscription` is not written and `user_data_free` is not called
+/// (`user_data` stays the caller's).
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `callback`
+/// or `out_subscription` is NULL; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed.
+/// Does not block. Thread-safe (also from inside a callback).
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+/// `out_subscription` must be NULL or point to a writable `uint64_t`. `callback` must follow
+/// the rules of `depositkit_event_callback`; `user_data` (which may be NULL) must stay valid
+/// for it until `user_data_free` is called (or, without `user_data_free`, until the
+/// subscription is dropped) and may be used on the dispatcher thread; `user_data_free` must be
+/// safe to call on any thread and must not unwind or `longjmp`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_subscribe(
+    client: *const depositkit_deposit_client,
+    callback: depositkit_event_callback,
+    user_data: *mut c_void,
+    user_data_free: depositkit_user_data_free,
+    out_subscription: *mut u64,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        let callback = callback.ok_or_else(|| FfiError::null_argument("callback"))?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_subscription, "out_subscription") }?;
+        if client.inner.is_closed() {
+            return Err(FfiError::new(depositkit_status::DepositSdk, "the client is closed"));
+        }
+        // From here on the library owns `user_data`: dropping `host` releases it.
+        let host = Arc::new(HostCallback {
+            callback,
+            user_data,
+            user_data_free,
+            closed: AtomicBool::new(false),
+            calling: Mutex::new(()),
+            errors: Arc::clone(&client.callback_errors),
+        });
+        let hub_host = Arc::clone(&host);
+        // The table's lock is held until the id is recorded, so that an unsubscribe of this id
+        // (from a callback already running it) finds it.
+        let mut subscriptions = lock(&client.subscriptions);
+        let id = client.inner.subscribe(Box::new(move |event| hub_host.call(event)));
+        subscriptions.insert(id, host);
+        drop(subscriptions);
+        out.write(id);
+        Ok(())
+    })
+}
+
+/// Removes a subscription made by `depositkit_deposit_client_subscribe`.
+///
+/// On success `*out_removed` tells whether `subscription` was subscribed (false for an unknown
+/// id, one already removed, or after `_close`). When it was, its callback is not called again;
+/// called outside a callback, this waits for a call of it that is running on the dispatcher to
+/// return, so once it returns no call is running. Called from inside a callback (of any
+/// client) it never waits: a callback may unsubscribe itself (it returns normally; its
+/// `user_data_free` runs after it returns) or another subscription. Its `user_data_free` is
+/// called as described at `depositkit_deposit_client_subscribe`.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or
+/// `out_removed` is NULL. Works on a closed client too. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_removed`
+/// must be NULL or point to a writable `bool`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_unsubscribe(
+    client: *const depositkit_deposit_client,
+    subscription: u64,
+    out_removed: *mut bool,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_removed, "out_removed") }?;
+        let host = lock(&client.subscriptions).remove(&subscription);
+        if let Some(host) = &host {
+            host.closed.store(true, Ordering::Release);
+        }
+        let removed = client.inner.unsubscribe(subscription);
+        if let Some(host) = host {
+            if !in_callback() {
+                // Wait for a call under way (it holds the lock) to return.
+                drop(lock(&host.calling));
+            }
+            // The last reference unless a delivery still holds one: `user_data_free` runs here,
+            // on this thread, outside every lock (or on the dispatcher when that delivery ends).
+            drop(host);
+        }
+        out.write(removed);
+        Ok(())
+    })
+}
+
+/// Callback calls that returned non-zero so far, over every subscription of the client.
+///
+/// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
+/// must be NULL or point to a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_callback_errors(
+    client: *const depositkit_deposit_client,
+    out_count: *mut u64,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_count, "out_count") }?;
+        out.write(client.callback_errors.load(Ordering::Relaxed));
+        Ok(())
+    })
+}
+
+/// Takes the oldest event from the client's pull queue, waiting at most `timeout_ms`
+/// milliseconds for one to arrive (0: do not wait).
+///
+/// Every event is queued, whether or not callbacks are subscribed; the queue holds
+/// `eventQueueCapacity` events (default 1024) and, when full, drops the oldest
+/// (`depositkit_deposit_client_dropped_events`). Each event is taken by one caller only.
+///
+/// On success `*out_event_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): one event, in the shapes described at
+/// `depositkit_deposit_client_subscribe`. Otherwise it is not written.
+///
+/// Returns:
+/// - `DEPOSITKIT_STATUS_OK` with an event;
+/// - `DEPOSITKIT_STATUS_TIMEOUT` when no event arrived within `timeout_ms`: the normal outcome
+///   of a quiet period, not an error of the client (the last-error message just says how long
+///   it waited);
+/// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` at once when the client is closed and its queue is empty:
+///   no event will ever come;
+/// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or `out_event_json` is NULL.
+///
+/// Blocks the calling thread up to `timeout_ms`. Thread-safe: several threads may wait at once.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+/// `out_event_json` must be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_next_event(
+    client: *const depositkit_deposit_client,
+    timeout_ms: u64,
+    out_event_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_event_json, "out_event_json") }?;
+        let timeout = if client.inner.is_closed() {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(timeout_ms)
+        };
+        match client.inner.next_event(timeout) {
+            Some(event) => {
+                out.write(strings::owned(event.to_json().to_string())?);
+                Ok(())
+            }
+            None if client.inner.is_closed() => Err(FfiError::new(
+                depositkit_status::DepositSdk,
+                "the client is closed and no event is left in its queue",
+            )),
+            None => Err(FfiError::new(
+                depositkit_status::Timeout,
+                format!("no event arrived within {timeout_ms} ms"),
+            )),
+        }
+    })
+}
+
+/// Events dropped from the client's pull queue so far because it was full (the oldest is
+/// dropped to make room).
+///
+/// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
+/// must be NULL or point to a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_dropped_events(
+    client: *const depositkit_deposit_client,
+    out_count: *mut u64,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_count, "out_count") }?;
+        out.write(client.inner.dropped_events());
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_match_the_core_names() {
+        for (status, name) in CLIENT_STATUSES {
+            let core: ClientStatus = name.to_str().unwrap().parse().unwrap();
+            assert_eq!(depositkit_client_status::from(core), status);
+            // SAFETY: the function returns a static NUL-terminated string.
+            let got = unsafe { CStr::from_ptr(depositkit_client_status_str(status as u32)) };
+            assert_eq!(got, name);
+        }
+        // SAFETY: as above.
+        let got = unsafe { CStr::from_ptr(depositkit_client_status_str(6)) };
+        assert_eq!(got, c"unknown");
+    }
+
+    #[test]
+    fn destinations_are_read_with_named_errors() {
+        let d =
+            destination_arg(r#"{"chainId": 42161, "address": "0xab", "token": "usdt"}"#).unwrap();
+        assert_eq!(
+            d,
+            DestinationConfig::chain(42161).with_address("0xab").with_token(TokenType::USDT)
+        );
+        let d = destination_arg(r#"{"chainId": 8453, "address": null}"#).unwrap();
+        assert_eq!(d, DestinationConfig::chain(8453));
+        let cases = [
+            ("{", "destination_json is not valid JSON"),
+            ("[1]", "must be a JSON object"),
+            (r#"{"chainId": 1, "chain": 2}"#, "unknown field \"chain\""),
+            (r#"{"address": "0xab"}"#, "destination.chainId is required"),
+            (r#"{"chainId": -1}"#, "destination.chainId must be a chain id"),
+            (
+                r#"{"chainId": 1, "address": 5}"#,
+                "destination.address must be a string, got a number",
+            ),
+            (r#"{"chainId": 1, "token": "DOGE"}"#, "destination.token must be one of"),
+            (r#"{"chainId": 1, "token": true}"#, "destination.token must be a string"),
+        ];
+        for (json, want) in cases {
+            let err = destination_arg(json).unwrap_err();
+            assert_eq!(err.status, depositkit_status::Configuration, "{json}");
+            assert!(err.message.contains(want), "{json}: {}", err.message);
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! The devnet emulator in process (cargo feature `devnet`, on by default): a host starts the
+//! local emulator of the remote services (JWT service, signer, universal-account service and
+//! the user-lookup service) on loopback, points a deposit client's `servicesUrl` at it, and
+//! drives it: deposits to any address, ledger balances, prices and sweep faults.
+//!
+//! A devnet is an opaque handle backed by an `Arc`, like the clients. `RunningDevnet` is `Send`
+//! but not `Sync` (it waits on a channel when it stops), so the handle keeps it behind a mutex;
+//! calls on one devnet are serialized, which costs nothing for a test tool.
+//!
+//! Production builds may leave all this out with `--no-default-features`: the header then still
+//! declares these functions inside `#if defined(DEPOSITKIT_DEVNET)`, and the library lacks them.
+
+use std::ffi::c_char;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ::depositkit_devnet::{Devnet, DevnetConfig, RunningDevnet, SweepFaultMode};
+
+use crate::boundary::{self, FfiError, FfiResult};
+use crate::status::depositkit_status;
+use crate::strings;
+use crate::tokens::token_arg;
+
+/// How long freeing a devnet lets in-flight requests finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// A devnet server running in this process, on a loopback port of its own, with its own
+/// thread and runtime.
+///
+/// Opaque: created by `depositkit_devnet_start`, used through a `const depositkit_devnet *`,
+/// released by `depositkit_devnet_free`. Thread-safe: any number of threads may use one devnet
+/// at once (its calls take turns), and free it on any thread once no call is using it.
+///
+/// Only in builds with the cargo feature `devnet` (the default); define `DEPOSITKIT_DEVNET`
+/// before including this header to declare these functions.
+#[allow(non_camel_case_types)]
+pub struct depositkit_devnet {
+    // Dropped in this order: the server stops before its temporary directory is removed.
+    running: Mutex<RunningDevnet>,
+    _temp: Option<TempDir>,
+}
+
+/// A directory removed with its content on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> FfiResult<TempDir> {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "depositkit-devnet-{}-{}-{nanos}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::create_dir(&path).map_err(|e| {
+            FfiError::new(
+                depositkit_status::DepositSdk,
+                format!("cannot create the devnet's temporary directory {}: {e}", path.display()),
+            )
+        })?;
+        Ok(TempDir(path))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl depositkit_devnet {
+    fn running(&self) -> MutexGuard<'_, RunningDevnet> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A devnet failure as a status: bad input is `INVALID_ARGUMENT`, a missing record
+/// `NOT_FOUND`, a database written by a newer devnet `CONFIGURATION`, anything else (the
+/// database, a socket, a thread) `DEPOSIT_SDK`. The message is devnet's.
+fn devnet_error(err: ::depositkit_devnet::Error) -> FfiError {
+    use ::depositkit_devnet::Error as E;
+    let status = match &err {
+        E::InvalidInput { .. } | E::Json { .. } | E::ImportRecord { .. } | E::Conflict(_) => {
+            depositkit_status::InvalidArgument
+        }
+        E::NotFound(_) => depositkit_status::NotFound,
+        E::SchemaVersion { .. } => depositkit_status::Configuration,
+        _ => depositkit_status::DepositSdk,
+    };
+    FfiError::new(status, err.to_string())
+}
+
+/// The devnet behind a handle: `DEPOSITKIT_STATUS_NULL_ARGUMENT` naming `devnet` when NULL.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`, not freed before `'a`
+/// ends (the duration of the call).
+unsafe fn devnet_arg<'a>(devnet: *const depositkit_devnet) -> FfiResult<&'a depositkit_devnet> {
+    // SAFETY: the caller's contract above; `Arc::into_raw` gave an aligned pointer to a value
+    // that lives until the handle is freed.
+    unsafe { devnet.as_ref() }.ok_or_else(|| FfiError::null_argument("devnet"))
+}
+
+/// Starts a devnet server in this process on `127.0.0.1` and a free port, serving the deposit
+/// services of `docs/protocol.md` (and the user-lookup service) from the SQLite database at
+/// `db_path`, created with its schema when missing. `db_path` NULL means a fresh database in a
+/// new temporary directory, removed by `depositkit_devnet_free`. With `fault_injection` the
+/// HTTP fault endpoints (`/devnet/faults`, ...) are served too; the functions below work either
+/// way.
+///
+/// The server answers when this returns: give `depositkit_devnet_services_url` to a deposit
+/// client as its `servicesUrl`. The first start on a new database generates the JWT signing
+/// key (well under a second).
+///
+/// On success `*out_devnet` is a new handle owned by the caller: release it with
+/// `depositkit_devnet_free`. On failure `*out_devnet` is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `out_devnet` is NULL;
+/// `DEPOSITKIT_STATUS_INVALID_UTF8` when `db_path` is not UTF-8;
+/// `DEPOSITKIT_STATUS_CONFIGURATION` when the database was written by a newer devnet;
+/// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the database cannot be opened, no port can be bound or
+/// a thread cannot be started (the message says which).
+///
+/// Only with the cargo feature `devnet`. Thread-safe.
+///
+/// # Safety
+/// `db_path` must be NULL or a NUL-terminated string; `out_devnet` must be NULL or point to a
+/// writable `const depositkit_devnet *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_start(
+    db_path: *const c_char,
+    fault_injection: bool,
+    out_devnet: *mut *const depositkit_devnet,
+) -> depositkit_status {
+    boundary::status(|| {
+        let db_path = if db_path.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's contract above.
+            Some(unsafe { strings::str_arg(db_path, "db_path") }?)
+        };
+        // SAFETY: the caller's contract above.
+        let out_devnet = unsafe { boundary::out(out_devnet, "out_devnet") }?;
+        let (path, temp) = match db_path {
+            Some(path) => (PathBuf::from(path), None),
+            None => {
+                let temp = TempDir::new()?;
+                (temp.0.join("devnet.sqlite"), Some(temp))
+            }
+        };
+        let mut config = DevnetConfig::new(path);
+        config.fault_injection = fault_injection;
+        config.shutdown_grace = SHUTDOWN_GRACE;
+        let running = Devnet::start(config).map_err(devnet_error)?;
+        let devnet = depositkit_devnet { running: Mutex::new(running), _temp: temp };
+        out_devnet.write(Arc::into_raw(Arc::new(devnet)));
+        Ok(())
+    })
+}
+
+/// Stops a devnet started by `depositkit_devnet_start` (in-flight requests get up to 2 s to
+/// finish; the whole call takes at most about 4 s) and releases it, removing its temporary
+/// directory when it made one. Clients still pointing at it then fail with network errors.
+///
+/// NULL is accepted and ignored. May be called on any thread, once, after every call using the
+/// devnet has returned. Does not change the last error.
+///
+/// # Safety
+/// `devnet` must be NULL or a handle from `depositkit_devnet_start` that has not been freed yet
+/// and that no other thread is using; after this call it must not be used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_free(devnet: *const depositkit_devnet) {
+    boundary::value((), || {
+        if !devnet.is_null() {
+            // SAFETY: the caller promises `devnet` came from `Arc::into_raw` in
+            // `depositkit_devnet_start` and is released only once.
+            drop(unsafe { Arc::from_raw(devnet) });
+        }
+    });
+}
+
+/// The base URL of the devnet's services, `http://127.0.0.1:PORT`: the `servicesUrl` option of
+/// a deposit client (the JWT service is under `/jwt`, the signer under `/signer`, the
+/// universal-account service under `/ua`, the user-lookup service under `/user-rpc`).
+///
+/// On success `*out_url` is a new string owned by the caller (free it with
+/// `depositkit_string_free`); on failure it is not written. Returns `DEPOSITKIT_STATUS_OK`, or
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `out_url` must be
+/// NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_services_url(
+    devnet: *const depositkit_devnet,
+    out_url: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_url, "out_url") }?;
+        out.write(strings::owned(devnet.running().services_url())?);
+        Ok(())
+    })
+}
+
+/// Credits an incoming transfer of `raw_amount` (smallest units, a decimal string: 25 USDC on
+/// Base is `"25000000"`) of `token` (a `depositkit_token_type` value) on `chain_id` to
+/// `address`, from `sender` (NULL: a made-up sender): a deposit when a devnet account owns
+/// `address` (a deposit address from `depositkit_deposit_client_initialize`), else a credit to
+/// the address's ledger. The next poll of the account's client sees it.
+///
+/// On success, when `out_tx_hash` is not NULL, `*out_tx_hash` is a new string owned by the
+/// caller (free it with `depositkit_string_free`): the transfer's transaction hash. On failure
+/// it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown token
+/// number, or when devnet refuses the transfer (an address invalid for the chain, an unknown
+/// chain, a token not known on it, a malformed or zero amount; the message says which);
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet`, `address` or `raw_amount` is NULL;
+/// `DEPOSITKIT_STATUS_INVALID_UTF8`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the database fails.
+/// Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `address`,
+/// `raw_amount` and `sender` must be NULL or NUL-terminated strings; `out_tx_hash` must be NULL
+/// or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_deposit(
+    devnet: *const depositkit_devnet,
+    address: *const c_char,
+    chain_id: u64,
+    token: u32,
+    raw_amount: *const c_char,
+    sender: *const c_char,
+    out_tx_hash: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        // SAFETY: the caller's contract above.
+        let address = unsafe { strings::str_arg(address, "address") }?;
+        let token = token_arg(token)?;
+        // SAFETY: the caller's contract above.
+        let raw_amount = unsafe { strings::str_arg(raw_amount, "raw_amount") }?;
+        let sender = if sender.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's contract above.
+            Some(unsafe { strings::str_arg(sender, "sender") }?)
+        };
+        let deposit = devnet
+            .running()
+            .deposit(address, chain_id, token, raw_amount, sender)
+            .map_err(devnet_error)?;
+        if !out_tx_hash.is_null() {
+            let hash = strings::owned(deposit.tx_hash)?;
+            // SAFETY: not NULL, and the caller promises it is writable.
+            unsafe { out_tx_hash.write(hash) };
+        }
+        Ok(())
+    })
+}
+
+/// What `address` holds of `token` (a `depositkit_token_type` value) on `chain_id`, in smallest
+/// units: an account's balance for a deposit address, else what the address's ledger received
+/// (a destination: what sweeps delivered there). `"0"` when nothing arrived.
+///
+/// On success `*out_raw` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): a decimal integer. On failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown token
+/// number or chain; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet`, `address` or `out_raw` is
+/// NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the database
+/// fails. Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `address` must be
+/// NULL or a NUL-terminated string; `out_raw` must be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_ledger_balance(
+    devnet: *const depositkit_devnet,
+    address: *const c_char,
+    chain_id: u64,
+    token: u32,
+    out_raw: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        // SAFETY: the caller's contract above.
+        let address = unsafe { strings::str_arg(address, "address") }?;
+        let token = token_arg(token)?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_raw, "out_raw") }?;
+        let raw =
+            devnet.running().ledger_balance(address, chain_id, token).map_err(devnet_error)?;
+        out.write(strings::owned(raw)?);
+        Ok(())
+    })
+}
+
+/// Sets the USD price of `token` (a `depositkit_token_type` value) used from now on for the
+/// USD values of deposits and quotes (the devnet starts with fixed prices, USDC and USDT at 1).
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown token
+/// number or a price that is not a positive finite number up to 10^12;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL. Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_set_price(
+    devnet: *const depositkit_devnet,
+    token: u32,
+    usd: f64,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        let token = token_arg(token)?;
+        devnet.running().set_price(token, usd).map_err(devnet_error)?;
+        Ok(())
+    })
+}
+
+/// Makes the next `count` sweep sends fail (0 disarms): with `reject`, with HTTP 400
+/// `ROUTE_FAILED` before any money moves; otherwise with a `"failed"` sweep status. Either way
+/// the money stays in the account, and the client retries (3 attempts) before reporting
+/// `failed`.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL.
+/// Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_fail_next_sweeps(
+    devnet: *const depositkit_devnet,
+    count: u32,
+    reject: bool,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        let mode = if reject { SweepFaultMode::Reject } else { SweepFaultMode::Fail };
+        devnet.running().fail_next_sweeps(count, mode);
+        Ok(())
+    })
+}
+
+/// Makes a new JWT signing key current; the previous one stays in the JWKS, so sessions issued
+/// before go on working and clients learn the new key id on their next session. Takes up to
+/// about half a second.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL;
+/// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the key cannot be generated or stored. Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_rotate_jwt_key(
+    devnet: *const depositkit_devnet,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        devnet.running().rotate_jwt_key().map_err(devnet_error)?;
+        Ok(())
+    })
+}
+
+/// Makes the next `count` JWTs the service issues signed by a key that is not in its JWKS, so
+/// that clients refuse them (`DEPOSITKIT_STATUS_JWT`).
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL;
+/// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the forging key cannot be generated. Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_forge_next_jwts(
+    devnet: *const depositkit_devnet,
+    count: u32,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        devnet.running().forge_next_jwts(count).map_err(devnet_error)?;
+        Ok(())
+    })
+}
+
+/// Expires every JWT issued so far (to `owner_address` only, when it is not NULL): the services
+/// refuse them from now on with HTTP 401, and clients renew their session once and go on.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL;
+/// `DEPOSITKIT_STATUS_INVALID_UTF8` when `owner_address` is not UTF-8. Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `owner_address` must
+/// be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_expire_sessions(
+    devnet: *const depositkit_devnet,
+    owner_address: *const c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        let owner = if owner_address.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's contract above.
+            Some(unsafe { strings::str_arg(owner_address, "owner_address") }?)
+        };
+        devnet.running().expire_sessions(owner);
+        Ok(())
+    })
+}
