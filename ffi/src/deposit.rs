@@ -272,6 +272,28 @@ unsafe fn client_arg<'a>(
     unsafe { client.as_ref() }.ok_or_else(|| FfiError::null_argument("client"))
 }
 
+/// The body of an export that reads `client`, asks it one thing and hands the answer out as a
+/// JSON string in `*out` (owned by the caller). Arguments are checked in order: `client`, then
+/// `out`.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out` must be
+/// NULL or point to a writable `char *`.
+unsafe fn write_json_answer<T: serde::Serialize>(
+    client: *const depositkit_deposit_client,
+    out: *mut *mut c_char,
+    out_name: &'static str,
+    ask: impl FnOnce(&DepositClient) -> depositkit_core::Result<T>,
+) -> FfiResult<()> {
+    // SAFETY: the caller's contract above.
+    let client = unsafe { client_arg(client) }?;
+    // SAFETY: the caller's contract above.
+    let out = unsafe { boundary::out(out, out_name) }?;
+    let answer = ask(&client.inner)?;
+    out.write(json_out(serde_json::to_string(&answer))?);
+    Ok(())
+}
+
 /// Serialized JSON as a string owned by the caller.
 fn json_out(json: Result<String, serde_json::Error>) -> FfiResult<*mut c_char> {
     let json = json.map_err(|e| {
@@ -537,14 +559,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_deposit_addresses(
     client: *const depositkit_deposit_client,
     out_json: *mut *mut c_char,
 ) -> depositkit_status {
-    boundary::status(|| {
-        // SAFETY: the caller's contract above.
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: the caller's contract above.
-        let out = unsafe { boundary::out(out_json, "out_json") }?;
-        let addresses = client.inner.deposit_addresses()?;
-        out.write(json_out(serde_json::to_string(&addresses))?);
-        Ok(())
+    // SAFETY: the caller's contract above.
+    boundary::status(|| unsafe {
+        write_json_answer(client, out_json, "out_json", |c| c.deposit_addresses())
     })
 }
 
@@ -613,13 +630,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_get_destination(
     client: *const depositkit_deposit_client,
     out_json: *mut *mut c_char,
 ) -> depositkit_status {
-    boundary::status(|| {
-        // SAFETY: the caller's contract above.
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: the caller's contract above.
-        let out = unsafe { boundary::out(out_json, "out_json") }?;
-        out.write(json_out(serde_json::to_string(&client.inner.get_destination()))?);
-        Ok(())
+    // SAFETY: the caller's contract above.
+    boundary::status(|| unsafe {
+        write_json_answer(client, out_json, "out_json", |c| Ok(c.get_destination()))
     })
 }
 
@@ -745,14 +758,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_poll_now(
     client: *const depositkit_deposit_client,
     out_events_json: *mut *mut c_char,
 ) -> depositkit_status {
-    boundary::status(|| {
-        // SAFETY: the caller's contract above.
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: the caller's contract above.
-        let out = unsafe { boundary::out(out_events_json, "out_events_json") }?;
-        let events = client.inner.poll_now()?;
-        out.write(json_out(serde_json::to_string(&events))?);
-        Ok(())
+    // SAFETY: the caller's contract above.
+    boundary::status(|| unsafe {
+        write_json_answer(client, out_events_json, "out_events_json", |c| c.poll_now())
     })
 }
 
@@ -776,13 +784,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_pending_deposits(
     client: *const depositkit_deposit_client,
     out_json: *mut *mut c_char,
 ) -> depositkit_status {
-    boundary::status(|| {
-        // SAFETY: the caller's contract above.
-        let client = unsafe { client_arg(client) }?;
-        // SAFETY: the caller's contract above.
-        let out = unsafe { boundary::out(out_json, "out_json") }?;
-        out.write(json_out(serde_json::to_string(&client.inner.pending_deposits()))?);
-        Ok(())
+    // SAFETY: the caller's contract above.
+    boundary::status(|| unsafe {
+        write_json_answer(client, out_json, "out_json", |c| Ok(c.pending_deposits()))
     })
 }
 
