@@ -61,5 +61,5 @@ pub use server::{BoundServer, Deposit, Devnet, RunningDevnet};
 pub use services::faults::{Service, SweepFaultMode};
 pub use services::jwt::{BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID};
 pub use store::{
-    ChainFamily, NewUser, Profile, ProjectCredentials, SessionStatus, Store, User, Wallet,
+    ChainFamily, NewUser, Profile, ProjectCredentials, Receipt, SessionStatus, Store, User, Wallet,
 };

@@ -17,8 +17,8 @@ use crate::http::{self, AppState, USER_RPC_PATH};
 use crate::services::Services;
 use crate::services::admin::{self, DepositRequest, LedgerQuery};
 use crate::services::faults::{Service, SweepFaultMode};
-use crate::store::Store;
-use depositkit_core::TokenType;
+use crate::store::{Receipt, Store};
+use depositkit_core::{TokenType, parse_raw_amount};
 
 /// Extra time `shutdown` waits beyond the grace period before leaving the server thread behind.
 const SHUTDOWN_SLACK: Duration = Duration::from_secs(2);
@@ -177,6 +177,37 @@ impl RunningDevnet {
         };
         let (raw, _) = admin::ledger_balance(&self.services, &query).map_err(api_error)?;
         Ok(raw.to_string())
+    }
+
+    /// The incoming transfers of account `account_id` in `token` on `chain_id` whose range of
+    /// cumulative `received` overlaps `(from, to]` (raw amounts), oldest first: what
+    /// `GET /ua/v1/receipts` answers, without the session check.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an unknown account or chain, a bad amount or `from` ≥ `to`;
+    /// database failures.
+    pub fn receipts(
+        &self,
+        account_id: &str,
+        chain_id: u64,
+        token: TokenType,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<Receipt>> {
+        let amount = |field: &str, text: &str| {
+            parse_raw_amount(text).map_err(|e| Error::invalid(field, e.message()))
+        };
+        let (from, to) = (amount("from", from)?, amount("to", to)?);
+        if from >= to {
+            return Err(Error::invalid("to", format!("{to} is not above from ({from})")));
+        }
+        if depositkit_core::Chain::from_id(chain_id).is_none() {
+            return Err(Error::invalid("chain_id", format!("unknown chain id {chain_id}")));
+        }
+        if self.store.ua_account(account_id)?.is_none() {
+            return Err(Error::invalid("account_id", format!("no account {account_id}")));
+        }
+        self.store.ua_receipts(account_id, chain_id, token, from, to)
     }
 
     /// Sets the USD price of `token`.

@@ -41,6 +41,8 @@ pub mod codes {
     pub const UNKNOWN_QUOTE: &str = "UNKNOWN_QUOTE";
     /// The quote was never sent.
     pub const NOT_SENT: &str = "NOT_SENT";
+    /// The account has no such transaction.
+    pub const NOT_FOUND: &str = "NOT_FOUND";
     /// An injected sweep rejection (`/devnet/faults/sweeps`, mode `reject`).
     pub const ROUTE_FAILED: &str = "ROUTE_FAILED";
     /// An injected HTTP fault (`/devnet/faults`).

@@ -12,6 +12,10 @@
 //!
 //! Every step truncates, so `delivered` is at most one smallest unit below the exact result.
 //! The JSON numbers of a quote are these exact values rounded to the nearest double.
+//!
+//! A refund ([`refund`]) pays the gas only, in the token itself:
+//! `delivered = raw − ⌈gas × 10^decimals / price⌉` (the exact `raw − gas / price`, truncated),
+//! and there is nothing to refund unless `value > gas` and `delivered > 0`.
 
 use depositkit_core::{U256, format_units};
 
@@ -54,6 +58,40 @@ pub enum MathError {
     BelowMinimum,
     /// The amount is too large to price.
     TooLarge,
+}
+
+/// What a refund quote is computed from: the source token is also the destination token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RefundInput {
+    pub raw: U256,
+    pub decimals: u8,
+    pub price_usd: f64,
+    pub gas_usd: f64,
+}
+
+/// Computes a refund (see the module documentation): `lp` and `service` are zero, `total` is
+/// the gas.
+///
+/// # Errors
+/// [`MathError`].
+pub fn refund(input: &RefundInput) -> Result<QuoteMath, MathError> {
+    let price = price_units(input.price_usd);
+    if price.is_zero() {
+        return Err(MathError::BelowMinimum);
+    }
+    let value = value(input.raw, input.decimals, input.price_usd).ok_or(MathError::TooLarge)?;
+    let gas_units = price_units(input.gas_usd);
+    let gas = gas_units * pow10(USD_DECIMALS - PRICE_DECIMALS);
+    if value <= gas {
+        return Err(MathError::BelowMinimum);
+    }
+    // Gas in the token's smallest units, rounded up so that `delivered` is truncated.
+    let scaled =
+        gas_units.checked_mul(pow10(u32::from(input.decimals))).ok_or(MathError::TooLarge)?;
+    let gas_raw = scaled.div_ceil(price);
+    let delivered =
+        input.raw.checked_sub(gas_raw).filter(|d| !d.is_zero()).ok_or(MathError::BelowMinimum)?;
+    Ok(QuoteMath { value, gas, lp: U256::ZERO, service: U256::ZERO, total: gas, delivered })
 }
 
 /// Computes a quote (see the module documentation).
@@ -179,5 +217,42 @@ mod tests {
         assert_eq!(quote(&huge), Err(MathError::TooLarge));
         assert_eq!(price_units(0.1), U256::from(100_000_000u64));
         assert_eq!(price_units(-1.0), U256::ZERO);
+    }
+
+    fn refund_of(raw: u64, decimals: u8, price_usd: f64, gas_usd: f64) -> Result<U256, MathError> {
+        refund(&RefundInput { raw: U256::from(raw), decimals, price_usd, gas_usd })
+            .map(|q| q.delivered)
+    }
+
+    #[test]
+    fn refunds_pay_the_gas_only() {
+        // 25 USDC less 0.03 USD of gas.
+        let q = refund(&RefundInput {
+            raw: U256::from(25_000_000u64),
+            decimals: 6,
+            price_usd: 1.0,
+            gas_usd: 0.03,
+        })
+        .unwrap();
+        assert_eq!(q.delivered, U256::from(24_970_000u64));
+        assert_eq!((usd_f64(q.value), usd_f64(q.gas), usd_f64(q.total)), (25.0, 0.03, 0.03));
+        assert_eq!((q.lp, q.service), (U256::ZERO, U256::ZERO));
+        // 0.001 ETH at 2500 less 0.03 USD = 0.000012 ETH.
+        assert_eq!(
+            refund_of(1_000_000_000_000_000, 18, 2500.0, 0.03),
+            Ok(U256::from(988_000_000_000_000u64))
+        );
+        // Gas of 0.03 USD at a price of 3 is 0.01 token exactly; at 7, 0.0042857142… → rounded
+        // up to 0.004286, so 1 token delivers 0.995714.
+        assert_eq!(refund_of(1_000_000, 6, 3.0, 0.03), Ok(U256::from(990_000u64)));
+        assert_eq!(refund_of(1_000_000, 6, 7.0, 0.03), Ok(U256::from(995_714u64)));
+        // No gas: everything goes back.
+        assert_eq!(refund_of(5, 6, 1.0, 0.0), Ok(U256::from(5u64)));
+        // The value must exceed the gas.
+        assert_eq!(refund_of(30_000, 6, 1.0, 0.03), Err(MathError::BelowMinimum));
+        assert_eq!(refund_of(30_001, 6, 1.0, 0.03), Ok(U256::from(1u64)));
+        assert_eq!(refund_of(1, 18, 2500.0, 0.03), Err(MathError::BelowMinimum));
+        let huge = RefundInput { raw: U256::MAX, decimals: 0, price_usd: 1.0, gas_usd: 0.0 };
+        assert_eq!(refund(&huge), Err(MathError::TooLarge));
     }
 }

@@ -1,16 +1,28 @@
-//! An account's history (`GET /ua/v1/transactions`) in the spec's `UATransaction` shape.
+//! An account's history in the spec's `UATransaction` shape: by page
+//! (`GET /ua/v1/transactions`), one token's by cursor (`GET /ua/v1/transactions/by-token`), and
+//! one transaction (`GET /ua/v1/transactions/{transactionId}`).
+//!
+//! A `pageToken` is base64url (no padding) of `v1:<accountId>:<chainId>:<address>:<seq>`, `seq`
+//! being the history row number of the last entry of the page: the next page is the entries
+//! numbered below it, so entries added meanwhile (always numbered higher) never shift a page.
+//! A token is only good for the query it came from (same account, chain and token address).
 
+use axum::http::StatusCode;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use depositkit_core::{
-    AddressType, Chain, TokenType, format_units, get_address_type, get_token_decimals, token_info,
+    AddressType, Chain, DEFAULT_SUPPORTED_TOKENS, TokenType, format_units, get_address_type,
+    get_token_decimals, token_info, validate_address_for_chain,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Services;
-use super::api::{ApiError, ApiResult};
+use super::api::{ApiError, ApiResult, codes};
 use super::fees;
 use super::signer::Wallet;
 use super::sweeps::owned_account;
+use crate::describe::quote as quoted;
 use crate::store::TxRecord;
 use crate::time;
 
@@ -51,8 +63,129 @@ pub fn transactions(services: &Services, wallet: &Wallet, query: &HistoryQuery) 
     Ok(json!({ "transactions": transactions, "page": page, "pageSize": page_size }))
 }
 
+/// The query of `GET /v1/transactions/by-token`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ByTokenQuery {
+    pub account_id: Option<String>,
+    pub chain_id: Option<u64>,
+    pub address: Option<String>,
+    pub page_token: Option<String>,
+    pub page_size: Option<u32>,
+}
+
+/// One page of the transactions of one token (named by its address, as in
+/// `targetToken.address`) on one chain, newest first, with `nextPageToken` unless it is the last.
+///
+/// # Errors
+/// 400 for a missing or bad parameter or a `pageToken` this query did not issue; 403
+/// `NOT_YOUR_ACCOUNT`.
+pub fn by_token(services: &Services, wallet: &Wallet, query: &ByTokenQuery) -> ApiResult {
+    let (Some(account_id), Some(chain_id), Some(address)) =
+        (query.account_id.as_deref(), query.chain_id, query.address.as_deref())
+    else {
+        return Err(ApiError::invalid("\"accountId\", \"chainId\" and \"address\" are required"));
+    };
+    let page_size = query.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+    if page_size == 0 || page_size > MAX_PAGE_SIZE {
+        return Err(ApiError::invalid(format!("\"pageSize\" must be 1 to {MAX_PAGE_SIZE}")));
+    }
+    let account = owned_account(services, wallet, account_id)?;
+    let chain = Chain::from_id(chain_id)
+        .ok_or_else(|| ApiError::invalid(format!("chainId: unknown chain id {chain_id}")))?;
+    validate_address_for_chain(address, chain.id())
+        .map_err(|e| ApiError::invalid(format!("address: {}", e.message())))?;
+    let key = address_key(address, chain.id());
+    let tokens: Vec<TokenType> = DEFAULT_SUPPORTED_TOKENS
+        .into_iter()
+        .filter(|t| address_key(token_address(*t, chain.id()), chain.id()) == key)
+        .collect();
+    let cursor_prefix = format!("v1:{}:{}:{key}:", account.id, chain.id());
+    let before = match query.page_token.as_deref().filter(|t| !t.is_empty()) {
+        None => None,
+        Some(token) => Some(read_page_token(token, &cursor_prefix)?),
+    };
+    let mut records = services
+        .store
+        .ua_transactions_by_token(&account.id, chain.id(), &tokens, before, page_size + 1)
+        .map_err(ApiError::internal)?;
+    let more = records.len() > page_size as usize;
+    records.truncate(page_size as usize);
+    let transactions: Vec<Value> =
+        records.iter().map(|(_, record)| ua_transaction(record)).collect();
+    let mut body = json!({ "transactions": transactions });
+    if more && let Some((seq, _)) = records.last() {
+        body["nextPageToken"] = json!(URL_SAFE_NO_PAD.encode(format!("{cursor_prefix}{seq}")));
+    }
+    Ok(body)
+}
+
+/// The query of `GET /v1/transactions/{transactionId}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionQuery {
+    pub account_id: Option<String>,
+}
+
+/// The history entry `transaction_id` of the account.
+///
+/// # Errors
+/// 400 without `accountId`; 403 `NOT_YOUR_ACCOUNT`; 404 `NOT_FOUND`.
+pub fn transaction(
+    services: &Services,
+    wallet: &Wallet,
+    transaction_id: &str,
+    query: &TransactionQuery,
+) -> ApiResult {
+    let account_id = query
+        .account_id
+        .as_deref()
+        .ok_or_else(|| ApiError::invalid("\"accountId\" is required"))?;
+    let account = owned_account(services, wallet, account_id)?;
+    // Transaction ids are 0x + lower-case hex.
+    let id = transaction_id.trim().to_ascii_lowercase();
+    let record =
+        services.store.ua_transaction(&account.id, &id).map_err(ApiError::internal)?.ok_or_else(
+            || {
+                ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    codes::NOT_FOUND,
+                    format!("account {} has no transaction {}", account.id, quoted(transaction_id)),
+                )
+            },
+        )?;
+    Ok(ua_transaction(&record))
+}
+
+/// The row number a page token issued for `prefix` carries.
+fn read_page_token(token: &str, prefix: &str) -> ApiResult<i64> {
+    let bad = |why: &str| ApiError::invalid(format!("pageToken: {why}; start again without it"));
+    let text = URL_SAFE_NO_PAD
+        .decode(token.trim())
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .filter(|text| text.starts_with("v1:"))
+        .ok_or_else(|| bad("not a page token of this service"))?;
+    let seq = text
+        .strip_prefix(prefix)
+        .ok_or_else(|| bad("issued for another account, chain or token"))?;
+    seq.parse::<i64>()
+        .ok()
+        .filter(|seq| *seq > 0)
+        .ok_or_else(|| bad("not a page token of this service"))
+}
+
+/// How addresses compare on `chain_id`: EVM case-insensitively, Solana exactly.
+fn address_key(address: &str, chain_id: u64) -> String {
+    match get_address_type(chain_id) {
+        AddressType::Solana => address.to_owned(),
+        AddressType::Evm => address.to_ascii_lowercase(),
+    }
+}
+
 /// A history entry as a `UATransaction`. `change.amount` is in whole tokens (unsigned: `tag`
-/// says the direction); `change.rawAmount` and `quoteId` (sweeps) are devnet additions.
+/// says the direction); `change.rawAmount`, `quoteId` (sweeps and refunds) and `depositId` (when
+/// the quote named one) are devnet additions.
 pub fn ua_transaction(record: &TxRecord) -> Value {
     let decimals = get_token_decimals(record.token, Some(record.chain_id));
     let amount = format_units(record.raw_amount, u32::from(decimals)).unwrap_or_default();
@@ -80,19 +213,28 @@ pub fn ua_transaction(record: &TxRecord) -> Value {
     if let Some(quote_id) = &record.quote_id {
         value["quoteId"] = json!(quote_id);
     }
+    if let Some(deposit_id) = &record.deposit_id {
+        value["depositId"] = json!(deposit_id);
+    }
     value
 }
 
-fn target_token(token: TokenType, chain_id: u64, price: f64) -> Value {
-    let decimals = get_token_decimals(token, Some(chain_id));
+/// The address `targetToken` shows for `token` on `chain_id`: its contract, or the zero address
+/// (the system program on Solana) for a native asset or a token without a known contract there.
+pub fn token_address(token: TokenType, chain_id: u64) -> &'static str {
     let native = match get_address_type(chain_id) {
         AddressType::Solana => "11111111111111111111111111111111",
         AddressType::Evm => "0x0000000000000000000000000000000000000000",
     };
-    let address = Chain::from_id(chain_id)
+    Chain::from_id(chain_id)
         .and_then(|chain| token_info(token, chain))
         .and_then(|info| info.contract)
-        .unwrap_or(native);
+        .unwrap_or(native)
+}
+
+fn target_token(token: TokenType, chain_id: u64, price: f64) -> Value {
+    let decimals = get_token_decimals(token, Some(chain_id));
+    let address = token_address(token, chain_id);
     let kind = token.symbol().to_ascii_lowercase();
     json!({
         "name": name(token),

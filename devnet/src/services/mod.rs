@@ -4,8 +4,9 @@
 //!
 //! One module per concept: [`jwt`] and [`keyring`] (sessions), [`signer`] (intermediary
 //! wallets), [`account`] (accounts and deposit addresses), [`balances`], [`sweeps`] (quotes
-//! and sends) with [`fees`] (their arithmetic), [`prices`], [`history`] (transactions),
-//! [`explorer`] (links), [`faults`], and the HTTP faces [`routes`] and [`admin`].
+//! and sends, sweeps and refunds) with [`fees`] (their arithmetic), [`prices`], [`history`]
+//! (transactions), [`receipts`] (incoming transfers by `received` range), [`explorer`] (links),
+//! [`faults`], and the HTTP faces [`routes`] and [`admin`].
 
 pub mod account;
 pub mod admin;
@@ -18,6 +19,7 @@ pub mod history;
 pub mod jwt;
 pub mod keyring;
 pub mod prices;
+pub mod receipts;
 pub mod routes;
 pub mod signer;
 pub mod sweeps;

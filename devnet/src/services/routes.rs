@@ -18,8 +18,9 @@ use serde_json::{Value, json};
 use super::api::{ApiError, ApiResult, blocking, codes, read_json, reply};
 use super::balances::{self, AccountRequest, BATCH_SESSIONS_HEADER, BalancesRequest};
 use super::faults::Service;
-use super::history::{self, HistoryQuery};
+use super::history::{self, ByTokenQuery, HistoryQuery, TransactionQuery};
 use super::jwt::MintRequest;
+use super::receipts::{self, ReceiptsQuery};
 use super::signer::Wallet;
 use super::sweeps::{self, QuoteRequest, SendRequest};
 use crate::http::AppState;
@@ -41,30 +42,52 @@ pub(crate) fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/ua/v1/sweeps/send", post(send))
         .route("/ua/v1/sweeps/{quote_id}", get(sweep_status))
         .route("/ua/v1/transactions", get(transactions))
+        .route("/ua/v1/transactions/by-token", get(transactions_by_token))
+        .route("/ua/v1/transactions/{transaction_id}", get(transaction))
+        .route("/ua/v1/receipts", get(receipts_endpoint))
         .route_layer(middleware::from_fn_with_state(state, inject_faults))
 }
 
 /// Applies a pending fault of the request's service: waits, and/or answers the injected status
 /// (with `INJECTED_FAULT` and `Retry-After`) instead of serving.
+///
+/// A delayed request is served on a task of its own: a client that gives up during the delay
+/// (its deadline passed) does not cancel it, so it still runs when the delay is over — the
+/// model of a request whose answer was lost.
 async fn inject_faults(State(app): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let Some((service, path)) = Service::of_path(request.uri().path()) else {
         return next.run(request).await;
     };
     let planned = app.services.faults.take(service, path);
     if let Some(delay) = planned.delay {
-        tokio::time::sleep(delay).await;
+        let status = planned.status;
+        let held = tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            match status {
+                Some((status, retry_after)) => injected(status, retry_after),
+                None => next.run(request).await,
+            }
+        });
+        return held.await.unwrap_or_else(|e| {
+            ApiError::internal(format!("delayed request failed: {e}")).into_response()
+        });
     }
     if let Some((status, retry_after)) = planned.status {
-        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut error = ApiError::new(
-            status,
-            codes::INJECTED_FAULT,
-            format!("injected fault: HTTP {}", status.as_u16()),
-        );
-        error.retry_after = retry_after;
-        return error.into_response();
+        return injected(status, retry_after);
     }
     next.run(request).await
+}
+
+/// The answer of an injected status fault.
+fn injected(status: u16, retry_after: Option<u64>) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut error = ApiError::new(
+        status,
+        codes::INJECTED_FAULT,
+        format!("injected fault: HTTP {}", status.as_u16()),
+    );
+    error.retry_after = retry_after;
+    error.into_response()
 }
 
 async fn health() -> Response {
@@ -191,6 +214,55 @@ async fn transactions(
             let wallet = services.session_wallet(&headers)?;
             let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
             history::transactions(&services, &wallet, &query)
+        })
+        .await,
+    )
+}
+
+async fn transactions_by_token(
+    State(app): State<Arc<AppState>>,
+    query: Result<Query<ByTokenQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let services = Arc::clone(&app.services);
+    reply(
+        blocking(move || {
+            let wallet = services.session_wallet(&headers)?;
+            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+            history::by_token(&services, &wallet, &query)
+        })
+        .await,
+    )
+}
+
+async fn transaction(
+    State(app): State<Arc<AppState>>,
+    Path(transaction_id): Path<String>,
+    query: Result<Query<TransactionQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let services = Arc::clone(&app.services);
+    reply(
+        blocking(move || {
+            let wallet = services.session_wallet(&headers)?;
+            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+            history::transaction(&services, &wallet, &transaction_id, &query)
+        })
+        .await,
+    )
+}
+
+async fn receipts_endpoint(
+    State(app): State<Arc<AppState>>,
+    query: Result<Query<ReceiptsQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let services = Arc::clone(&app.services);
+    reply(
+        blocking(move || {
+            let wallet = services.session_wallet(&headers)?;
+            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+            receipts::receipts(&services, &wallet, &query)
         })
         .await,
     )

@@ -1,6 +1,7 @@
 //! Sweeps (`docs/protocol.md` §3): pricing a conversion of one deposit (`quote`), executing it
 //! with the owner's signature (`send`, idempotent per quote), and asking what became of a quote
-//! (`status`).
+//! (`status`). A refund is a quote with `"purpose": "refund"`: the deposit goes back on its
+//! source chain, in its own token, less the gas; it is sent and looked up like a sweep.
 
 use alloy_primitives::{Address, B256, hex, keccak256};
 use axum::http::StatusCode;
@@ -13,18 +14,29 @@ use serde_json::{Value, json};
 
 use super::api::{ApiError, ApiResult, codes};
 use super::faults::SweepFaultMode;
-use super::fees::{self, MathError, QuoteInput};
+use super::fees::{self, MathError, QuoteInput, QuoteMath, RefundInput};
 use super::signer::{self, Wallet};
 use super::{Services, explorer};
 use crate::describe::quote as quoted;
-use crate::store::{QuoteRecord, SweepOutcome, SweepPlan, SweepRecord, UaAccount, new_tx_hash};
+use crate::store::{
+    Purpose, QuoteRecord, SweepOutcome, SweepPlan, SweepRecord, UaAccount, new_tx_hash,
+};
 use crate::time;
+
+/// Longest accepted `depositId`.
+pub const MAX_DEPOSIT_ID_CHARS: usize = 128;
 
 /// `POST /v1/sweeps/quote`'s body.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuoteRequest {
     pub account_id: String,
+    /// `sweep` (the default) or `refund`.
+    #[serde(default)]
+    pub purpose: Option<String>,
+    /// The caller's id of the deposit, recorded with the quote and echoed.
+    #[serde(default)]
+    pub deposit_id: Option<String>,
     pub source: SourceSpec,
     pub destination: DestinationSpec,
 }
@@ -56,7 +68,8 @@ pub struct SendRequest {
 }
 
 /// Prices `request` for the session's `wallet`; `service_fee` when the caller sent
-/// `X-UA-Project-Id`. The quote is stored and can be sent until it expires.
+/// `X-UA-Project-Id` (sweeps only: a refund pays the gas only). The quote is stored and can be
+/// sent until it expires.
 ///
 /// # Errors
 /// 400 `INVALID_REQUEST`, `UNSUPPORTED_ROUTE`, `INSUFFICIENT_BALANCE`, `BELOW_MINIMUM`;
@@ -68,6 +81,19 @@ pub fn quote(
     service_fee: bool,
 ) -> ApiResult {
     let account = owned_account(services, wallet, &request.account_id)?;
+    let purpose = match request.purpose.as_deref() {
+        None => Purpose::Sweep,
+        Some(name) => Purpose::parse(name).ok_or_else(|| {
+            ApiError::invalid(format!("purpose: {} is not \"sweep\" or \"refund\"", quoted(name)))
+        })?,
+    };
+    if let Some(id) = &request.deposit_id
+        && id.chars().count() > MAX_DEPOSIT_ID_CHARS
+    {
+        return Err(ApiError::invalid(format!(
+            "depositId: at most {MAX_DEPOSIT_ID_CHARS} characters"
+        )));
+    }
     let (src, dst) = (&request.source, &request.destination);
     let src_chain = known_chain("source.chainId", src.chain_id)?;
     let src_token = token("source.token", &src.token)?;
@@ -78,11 +104,23 @@ pub fn quote(
     }
     let dst_chain = known_chain("destination.chainId", dst.chain_id)?;
     let dst_token = token("destination.token", &dst.token)?;
-    if !is_supported_destination_token(dst_token, dst_chain.id()) {
-        return Err(ApiError::bad_request(
-            codes::UNSUPPORTED_ROUTE,
-            format!("{dst_token} cannot be delivered on {}", dst_chain.name()),
-        ));
+    match purpose {
+        Purpose::Sweep if !is_supported_destination_token(dst_token, dst_chain.id()) => {
+            return Err(ApiError::bad_request(
+                codes::UNSUPPORTED_ROUTE,
+                format!("{dst_token} cannot be delivered on {}", dst_chain.name()),
+            ));
+        }
+        Purpose::Refund if (dst_chain, dst_token) != (src_chain, src_token) => {
+            return Err(ApiError::invalid(format!(
+                "a refund goes back on the source chain in the source token: the destination \
+                 must be {src_token} on {} (chain id {}), not {dst_token} on chain id {}",
+                src_chain.name(),
+                src_chain.id(),
+                dst_chain.id()
+            )));
+        }
+        Purpose::Sweep | Purpose::Refund => {}
     }
     validate_address_for_chain(&dst.address, dst_chain.id())
         .map_err(|e| ApiError::invalid(format!("destination.address: {}", e.message())))?;
@@ -108,16 +146,25 @@ pub fn quote(
     let dst_decimals = get_token_decimals(dst_token, Some(dst_chain.id()));
     let src_price = services.prices.usd(src_token);
     let dst_price = services.prices.usd(dst_token);
-    let math = fees::quote(&QuoteInput {
-        src_raw,
-        src_decimals,
-        src_price_usd: src_price,
-        dst_decimals,
-        dst_price_usd: dst_price,
-        gas_usd: services.prices.gas_usd(dst_chain.id()),
-        service_fee,
-    })
-    .map_err(|e| match e {
+    let gas_usd = services.prices.gas_usd(dst_chain.id());
+    let math: Result<QuoteMath, MathError> = match purpose {
+        Purpose::Sweep => fees::quote(&QuoteInput {
+            src_raw,
+            src_decimals,
+            src_price_usd: src_price,
+            dst_decimals,
+            dst_price_usd: dst_price,
+            gas_usd,
+            service_fee,
+        }),
+        Purpose::Refund => fees::refund(&RefundInput {
+            raw: src_raw,
+            decimals: src_decimals,
+            price_usd: src_price,
+            gas_usd,
+        }),
+    };
+    let math = math.map_err(|e| match e {
         MathError::BelowMinimum => {
             ApiError::bad_request(codes::BELOW_MINIMUM, "the value does not cover the fees")
         }
@@ -129,17 +176,20 @@ pub fn quote(
     let expires_at =
         now.saturating_add(i64::try_from(services.quote_ttl.as_millis()).unwrap_or(i64::MAX));
     let root_hash = keccak256(format!(
-        "depositkit-devnet/quote/{quote_id}/{}/{}/{src_token}/{src_raw}/{}/{dst_token}/{}/{}/{expires_at}",
+        "depositkit-devnet/quote/{quote_id}/{}/{}/{src_token}/{src_raw}/{}/{dst_token}/{}/{}/{expires_at}/{}/{}",
         account.id,
         src_chain.id(),
         dst_chain.id(),
         dst.address,
         math.delivered,
+        purpose.as_str(),
+        request.deposit_id.as_deref().unwrap_or_default(),
     ));
     let root_hash = format!("{root_hash:#x}");
-    let body = json!({
+    let mut body = json!({
         "quoteId": quote_id,
         "accountId": account.id,
+        "purpose": purpose.as_str(),
         "rootHash": root_hash,
         "expiresAt": expires_at,
         "source": {
@@ -165,11 +215,16 @@ pub fn quote(
             "totalUSD": fees::usd_f64(math.total),
         },
     });
+    if let Some(id) = &request.deposit_id {
+        body["depositId"] = json!(id);
+    }
     services
         .store
         .insert_quote(&QuoteRecord {
             id: quote_id,
             account_id: account.id,
+            purpose,
+            deposit_id: request.deposit_id.clone(),
             root_hash,
             src_chain_id: src_chain.id(),
             src_token,
@@ -206,7 +261,7 @@ pub fn send(services: &Services, wallet: &Wallet, request: &SendRequest) -> ApiR
     let account = owned_account(services, wallet, &quote.account_id)?;
     check_signature(&account, &quote, &request.signature)?;
     if let Some(done) = services.store.sweep(&quote.id).map_err(ApiError::internal)? {
-        return Ok(sweep_body(&done));
+        return Ok(sweep_body(&quote, &done));
     }
     let now = time::now_ms();
     if now > quote.expires_at {
@@ -234,7 +289,9 @@ pub fn send(services: &Services, wallet: &Wallet, request: &SendRequest) -> ApiR
         },
     };
     match services.store.execute_sweep(&quote, &plan, now).map_err(ApiError::from)? {
-        SweepOutcome::Executed(done) | SweepOutcome::AlreadySent(done) => Ok(sweep_body(&done)),
+        SweepOutcome::Executed(done) | SweepOutcome::AlreadySent(done) => {
+            Ok(sweep_body(&quote, &done))
+        }
         SweepOutcome::InsufficientBalance => Err(ApiError::new(
             StatusCode::CONFLICT,
             codes::INSUFFICIENT_BALANCE,
@@ -258,7 +315,7 @@ pub fn status(services: &Services, wallet: &Wallet, quote_id: &str) -> ApiResult
     let quote = services.store.quote(quote_id).map_err(ApiError::internal)?.ok_or_else(not_sent)?;
     owned_account(services, wallet, &quote.account_id)?;
     let done = services.store.sweep(quote_id).map_err(ApiError::internal)?.ok_or_else(not_sent)?;
-    Ok(sweep_body(&done))
+    Ok(sweep_body(&quote, &done))
 }
 
 /// The account `account_id` when the session's wallet owns it.
@@ -295,13 +352,16 @@ fn check_signature(account: &UaAccount, quote: &QuoteRecord, signature: &str) ->
     }
 }
 
-fn sweep_body(done: &SweepRecord) -> Value {
+fn sweep_body(quote: &QuoteRecord, done: &SweepRecord) -> Value {
     let mut body = json!({
         "transactionId": done.transaction_id,
         "quoteId": done.quote_id,
         "status": done.status,
         "deliveredRawAmount": done.delivered.to_string(),
     });
+    if let Some(id) = &quote.deposit_id {
+        body["depositId"] = json!(id);
+    }
     if let Some(url) = &done.explorer_url {
         body["explorerUrl"] = json!(url);
     }

@@ -74,7 +74,7 @@ pub struct Credited {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TxRecord {
     pub id: String,
-    /// `receive` or `sweep`.
+    /// `receive`, `sweep` or `refund`.
     pub tag: String,
     /// 1 success, 0 pending, -1 failed.
     pub status: i64,
@@ -87,8 +87,35 @@ pub struct TxRecord {
     pub to_address: String,
     pub to_chain_id: u64,
     pub quote_id: Option<String>,
+    /// The caller's `depositId` of the quote (sweeps and refunds).
+    pub deposit_id: Option<String>,
+    /// For a `receive`: the line's cumulative `received` before and after it.
+    pub received: Option<(U256, U256)>,
     pub created_at: i64,
 }
+
+/// One incoming transfer of an account: what `GET /ua/v1/receipts` lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The transfer's transaction hash.
+    pub tx_hash: String,
+    /// The sender, when known.
+    pub sender: Option<String>,
+    pub raw_amount: U256,
+    /// The line's cumulative `received` before the transfer.
+    pub received_before: U256,
+    /// … and after it (`received_before + raw_amount`).
+    pub received_after: U256,
+    /// Unix milliseconds.
+    pub timestamp: i64,
+}
+
+/// The columns [`tx_row`] reads, in order.
+pub(super) const TX_COLUMNS: &str = "id, tag, status, chain_id, token, raw_amount, price_usd, \
+     from_address, to_address, to_chain_id, quote_id, deposit_id, received_before, \
+     received_after, created_at";
+/// How many columns [`TX_COLUMNS`] names.
+pub(super) const TX_COLUMN_COUNT: usize = 15;
 
 impl Store {
     /// The account `id`.
@@ -223,29 +250,13 @@ impl Store {
         page_size: u32,
     ) -> Result<Vec<TxRecord>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, tag, status, chain_id, token, raw_amount, price_usd, from_address,
-                    to_address, to_chain_id, quote_id, created_at
-             FROM ua_transactions WHERE account_id = ?1 ORDER BY seq DESC LIMIT ?2 OFFSET ?3",
-        )?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {TX_COLUMNS} FROM ua_transactions
+             WHERE account_id = ?1 ORDER BY seq DESC LIMIT ?2 OFFSET ?3"
+        ))?;
         let offset = i64::from(page.saturating_sub(1)) * i64::from(page_size);
         let records = stmt
-            .query_map(params![account_id, page_size, offset], |row| {
-                Ok(TxRecord {
-                    id: row.get(0)?,
-                    tag: row.get(1)?,
-                    status: row.get(2)?,
-                    chain_id: chain_id_at(row, 3)?,
-                    token: token_at(row, 4)?,
-                    raw_amount: amount_at(row, 5)?,
-                    price_usd: row.get(6)?,
-                    from_address: row.get(7)?,
-                    to_address: row.get(8)?,
-                    to_chain_id: chain_id_at(row, 9)?,
-                    quote_id: row.get(10)?,
-                    created_at: row.get(11)?,
-                })
-            })?
+            .query_map(params![account_id, page_size, offset], tx_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(records)
     }
@@ -282,9 +293,9 @@ pub(super) fn credit_in(
         )?;
         return Ok(None);
     };
-    let (raw, received) = balance_in(conn, &account.id, credit.chain_id, credit.token)?;
+    let (raw, received_before) = balance_in(conn, &account.id, credit.chain_id, credit.token)?;
     let raw = add(raw, credit.raw_amount)?;
-    let received = add(received, credit.raw_amount)?;
+    let received = add(received_before, credit.raw_amount)?;
     conn.execute(
         "INSERT INTO ua_balances (account_id, chain_id, token, raw_amount, received)
          VALUES (?1, ?2, ?3, ?4, ?5)
@@ -306,6 +317,8 @@ pub(super) fn credit_in(
             to_address: account.deposit_address(credit.chain_id).to_owned(),
             to_chain_id: credit.chain_id,
             quote_id: None,
+            deposit_id: None,
+            received: Some((received_before, received)),
             created_at: now,
         },
         &account.id,
@@ -351,8 +364,9 @@ pub(super) fn set_raw_amount(
 pub(super) fn insert_tx(conn: &Connection, record: &TxRecord, account_id: &str) -> Result<()> {
     conn.execute(
         "INSERT INTO ua_transactions (id, account_id, tag, status, chain_id, token, raw_amount,
-             price_usd, from_address, to_address, to_chain_id, quote_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             price_usd, from_address, to_address, to_chain_id, quote_id, deposit_id,
+             received_before, received_after, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
             record.id,
             account_id,
@@ -366,10 +380,38 @@ pub(super) fn insert_tx(conn: &Connection, record: &TxRecord, account_id: &str) 
             record.to_address,
             chain_id_sql(record.to_chain_id),
             record.quote_id,
+            record.deposit_id,
+            record.received.map(|(before, _)| before.to_string()),
+            record.received.map(|(_, after)| after.to_string()),
             record.created_at
         ],
     )?;
     Ok(())
+}
+
+/// A history row of [`TX_COLUMNS`].
+pub(super) fn tx_row(row: &Row<'_>) -> rusqlite::Result<TxRecord> {
+    let before: Option<String> = row.get(12)?;
+    let received = match before {
+        Some(_) => Some((amount_at(row, 12)?, amount_at(row, 13)?)),
+        None => None,
+    };
+    Ok(TxRecord {
+        id: row.get(0)?,
+        tag: row.get(1)?,
+        status: row.get(2)?,
+        chain_id: chain_id_at(row, 3)?,
+        token: token_at(row, 4)?,
+        raw_amount: amount_at(row, 5)?,
+        price_usd: row.get(6)?,
+        from_address: row.get(7)?,
+        to_address: row.get(8)?,
+        to_chain_id: chain_id_at(row, 9)?,
+        quote_id: row.get(10)?,
+        deposit_id: row.get(11)?,
+        received,
+        created_at: row.get(14)?,
+    })
 }
 
 pub(super) fn account_by_id(conn: &Connection, id: &str) -> Result<Option<UaAccount>> {

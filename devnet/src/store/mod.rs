@@ -1,11 +1,13 @@
 //! The devnet's data: projects, users, wallets, identities, sessions and address interactions
 //! (the user-lookup service), and the deposit services' keys, universal accounts, balances,
-//! ledger, quotes and sweeps, in one SQLite file (WAL mode, foreign keys on, schema versioned by `PRAGMA user_version`).
+//! ledger, quotes, sweeps and refunds, history and receipts, in one SQLite file (WAL mode,
+//! foreign keys on, schema versioned by `PRAGMA user_version`).
 //!
 //! [`Store`] is a cheap-to-clone handle over a few connections, each behind its own mutex. Every
 //! method blocks; the server calls them from `spawn_blocking`.
 
 mod accounts;
+mod history;
 mod import;
 mod keys;
 mod read;
@@ -21,13 +23,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::Connection;
 
 pub(crate) use accounts::new_tx_hash;
-pub use accounts::{BalanceLine, Credit, Credited, TxRecord, UaAccount};
+pub use accounts::{BalanceLine, Credit, Credited, Receipt, TxRecord, UaAccount};
 pub use keys::{StoredJwtKey, StoredWallet};
 pub use records::{
     ChainFamily, NewUser, Profile, ProjectCredentials, SessionStatus, User, Wallet, normalize_uuid,
 };
 pub use schema::SCHEMA_VERSION;
-pub use sweeps::{QuoteRecord, SweepOutcome, SweepPlan, SweepRecord};
+pub use sweeps::{Purpose, QuoteRecord, SweepOutcome, SweepPlan, SweepRecord};
 
 use crate::error::{Error, Result};
 

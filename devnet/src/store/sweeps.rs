@@ -1,6 +1,7 @@
-//! Quotes and their execution. A sweep runs in one SQLite transaction: the source balance is
-//! debited (`received` untouched), the destination credited, the history and the sweep's outcome
-//! recorded, or nothing at all. The outcome row makes a send idempotent per quote.
+//! Quotes and their execution. A sweep (or a refund: the same transfer back to a receiver on the
+//! source chain) runs in one SQLite transaction: the source balance is debited (`received`
+//! untouched), the destination credited, the history and the sweep's outcome recorded, or
+//! nothing at all. The outcome row makes a send idempotent per quote.
 
 use depositkit_core::{TokenType, U256};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
@@ -12,11 +13,43 @@ use super::accounts::{
 };
 use crate::error::{Error, Result};
 
+/// What a quote is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Purpose {
+    /// A conversion of a deposit delivered to the host's destination.
+    #[default]
+    Sweep,
+    /// A deposit sent back on its source chain, in its own token.
+    Refund,
+}
+
+impl Purpose {
+    /// The wire name (`sweep`, `refund`), also the history's tag.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Sweep => "sweep",
+            Purpose::Refund => "refund",
+        }
+    }
+
+    /// The purpose named `name` (exactly).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "sweep" => Some(Purpose::Sweep),
+            "refund" => Some(Purpose::Refund),
+            _ => None,
+        }
+    }
+}
+
 /// A priced conversion of one deposit, as stored when quoted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuoteRecord {
     pub id: String,
     pub account_id: String,
+    pub purpose: Purpose,
+    /// The caller's id of the deposit, echoed by the send and the history.
+    pub deposit_id: Option<String>,
     /// `0x` + 64 hex digits: what the owner signs.
     pub root_hash: String,
     pub src_chain_id: u64,
@@ -77,8 +110,8 @@ impl Store {
         self.conn().execute(
             "INSERT INTO ua_quotes (id, account_id, root_hash, src_chain_id, src_token, src_raw,
                  src_price_usd, dst_chain_id, dst_token, dst_address, dst_raw, dst_price_usd, body,
-                 expires_at, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 expires_at, created_at, purpose, deposit_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             params![
                 quote.id,
                 quote.account_id,
@@ -94,7 +127,9 @@ impl Store {
                 quote.dst_price_usd,
                 quote.body,
                 quote.expires_at,
-                quote.created_at
+                quote.created_at,
+                quote.purpose.as_str(),
+                quote.deposit_id
             ],
         )?;
         Ok(())
@@ -110,7 +145,7 @@ impl Store {
             .query_row(
                 "SELECT id, account_id, root_hash, src_chain_id, src_token, src_raw, src_price_usd,
                         dst_chain_id, dst_token, dst_address, dst_raw, dst_price_usd, body,
-                        expires_at, created_at
+                        expires_at, created_at, purpose, deposit_id
                  FROM ua_quotes WHERE id = ?1",
                 [id],
                 quote_row,
@@ -146,7 +181,7 @@ impl Store {
         let from = account.deposit_address(quote.src_chain_id).to_owned();
         let mut history = TxRecord {
             id: String::new(),
-            tag: "sweep".into(),
+            tag: quote.purpose.as_str().into(),
             status: 1,
             chain_id: quote.src_chain_id,
             token: quote.src_token,
@@ -156,6 +191,8 @@ impl Store {
             to_address: quote.dst_address.clone(),
             to_chain_id: quote.dst_chain_id,
             quote_id: Some(quote.id.clone()),
+            deposit_id: quote.deposit_id.clone(),
+            received: None,
             created_at: now,
         };
         let record = match plan {
@@ -241,9 +278,18 @@ fn sweep_in(conn: &Connection, quote_id: &str) -> Result<Option<SweepRecord>> {
 }
 
 fn quote_row(row: &Row<'_>) -> rusqlite::Result<QuoteRecord> {
+    let purpose: String = row.get(15)?;
     Ok(QuoteRecord {
         id: row.get(0)?,
         account_id: row.get(1)?,
+        purpose: Purpose::parse(&purpose).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                15,
+                rusqlite::types::Type::Text,
+                format!("unknown purpose {purpose:?}").into(),
+            )
+        })?,
+        deposit_id: row.get(16)?,
         root_hash: row.get(2)?,
         src_chain_id: chain_id_at(row, 3)?,
         src_token: token_at(row, 4)?,
@@ -291,6 +337,8 @@ mod tests {
         let quote = QuoteRecord {
             id: "q_1".into(),
             account_id: account.id.clone(),
+            purpose: Purpose::Sweep,
+            deposit_id: None,
             root_hash: "0x00".into(),
             src_chain_id: 8453,
             src_token: TokenType::ETH,

@@ -122,6 +122,54 @@ impl Net {
         reply.json()
     }
 
+    /// `POST /devnet/deposits` with a `sender`; asserts 200.
+    pub fn deposit_from(
+        &self,
+        address: &str,
+        chain_id: u64,
+        token: &str,
+        raw: &str,
+        sender: &str,
+    ) -> Value {
+        let body = json!({
+            "address": address, "chainId": chain_id, "token": token, "rawAmount": raw,
+            "sender": sender,
+        });
+        let reply = self.post("/devnet/deposits", None, &body);
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.json()
+    }
+
+    /// `POST /ua/v1/sweeps/quote` with `body`; asserts 200.
+    pub fn quote(&self, user: &UaUser, body: &Value) -> Value {
+        let reply = self.post("/ua/v1/sweeps/quote", Some(&user.jwt), body);
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.json()
+    }
+
+    /// Signs the quote's rootHash with the user's wallet and sends it.
+    pub fn send_quote(&self, user: &UaUser, quote: &Value) -> Reply {
+        let signature = self.sign(&user.jwt, quote["rootHash"].as_str().unwrap());
+        self.post(
+            "/ua/v1/sweeps/send",
+            Some(&user.jwt),
+            &json!({"quoteId": quote["quoteId"], "signature": signature}),
+        )
+    }
+
+    /// `GET` `path` as `user`; asserts 200 and returns the body.
+    pub fn get_ok(&self, user: &UaUser, path: &str) -> Value {
+        let reply = self.get(path, Some(&user.jwt));
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+        reply.json()
+    }
+
+    /// The first page (up to 100 entries) of `user`'s history, newest first.
+    pub fn history(&self, user: &UaUser) -> Vec<Value> {
+        let path = format!("/ua/v1/transactions?accountId={}&pageSize=100", user.account_id);
+        self.get_ok(user, &path)["transactions"].as_array().unwrap().clone()
+    }
+
     /// The balance lines of `user`'s account.
     pub fn balances(&self, user: &UaUser) -> Vec<Value> {
         let reply = self.post(
