@@ -25,7 +25,9 @@ pub use chains::{
 pub use deposit::{
     ClientStatus, DepositAddresses, DepositClient, DepositClientConfig, DepositEvent,
     DepositLifecycleEvent, DepositPhase, Destination, DestinationConfig, DetectedDeposit,
-    SubscriptionId, SweepResult, SweepStatus,
+    NotificationRecord, RecoveryResult, RecoveryStatus, RefundEligibility, RefundReason,
+    RefundResult, RefundStatus, SubscriptionId, SweepResult, SweepStatus, TokenTransactionFilter,
+    TokenTransactionsResponse, TransactionsResponse, UATransaction, UaTransaction,
 };
 pub use error::{Error, ErrorKind, Result, RpcErrorObject};
 pub use http::RetryPolicy;

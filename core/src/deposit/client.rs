@@ -1,6 +1,7 @@
 //! [`DepositClient`]: the synchronous facade over the watcher, the sweeper and the events.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,60 +10,115 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::config::{
-    DepositClientConfig, Destination, DestinationConfig, ResolvedConfig, resolve_destination,
+    DepositClientConfig, Destination, DestinationConfig, NotificationsConfig, RefundConfig,
+    ResolvedConfig, resolve_destination,
 };
 use super::events::{
     DepositEvent, DepositLifecycleEvent, DepositPhase, Dispatcher, EventCallback, EventDestination,
-    EventHub, SubscriptionId,
+    EventHub, NotificationsCallback, SubscriptionId,
 };
-use super::model::{DepositAddresses, DetectedDeposit, SweepResult};
+use super::history::{DEFAULT_PAGE_SIZE, HistoryCaches, MAX_PAGE_SIZE, TokenTransactionFilter};
+use super::model::{
+    DepositAddresses, DetectedDeposit, RecoveryResult, RefundEligibility, RefundReason,
+    RefundResult, RefundStatus, SweepResult, SweepStatus,
+};
+use super::notifications::{NotificationRecord, NotificationStore};
 use super::status::{ClientStatus, Lifecycle, StatusTracker};
-use super::sweeper::{SentQuote, SweepJob};
+use super::sweeper::{Job, SentQuote};
 use super::watcher::{Detector, Finding, Thresholds};
 use crate::chains::Chain;
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::Runtime;
 use crate::services::{
-    AccountClient, AccountInfo, JwtClient, SessionManager, SignerClient, TransactionsPage,
-    with_session,
+    AccountClient, AccountInfo, BalanceLine, CallError, JwtClient, SessionManager, SignerClient,
+    TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
 };
+use crate::units::U256;
 use crate::validate::{evm_address_problem, solana_address_problem};
 
 /// How long `close()` (and drop) waits for the event dispatcher to deliver what is queued.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 const DROP_TIMEOUT: Duration = Duration::from_secs(2);
-/// Sweep results kept for [`DepositClient::sweep_result`].
+/// Sweep and refund results kept for [`DepositClient::sweep_result`] and
+/// [`DepositClient::refund_result`].
 const REMEMBERED_RESULTS: usize = 1000;
 
-/// Where a detected deposit is in its sweep.
+/// Where a detected deposit is. A deposit leaves the client's table only when it is credited
+/// (swept or recovered) or refunded — both decided under the state lock by the one serial
+/// executor — so it can never be both, nor refunded twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DepositState {
-    /// Not being swept: auto-sweep is off, or its sweep failed. `sweep(id)` may sweep it.
+    /// Detected, auto-sweep off: waits for `sweep(id)` or `refund(id)`.
     Waiting,
-    /// In the sweep queue.
+    /// In the executor's queue for a sweep.
     Queued,
     /// Being swept now.
     Sweeping,
     /// Waiting to be tried again after a failure.
     RetryWait,
-    /// A send whose outcome is unknown; `sweep(id)` resolves it before anything else.
+    /// A sweep's send whose outcome is unknown: resolved automatically (and by `sweep(id)`)
+    /// with the same quote before anything else.
     Unresolved,
+    /// Its sweep failed for good (and any refund failed or was skipped): the money is in the
+    /// account; `sweep(id)`, `refund(id)` or `recover_funds()` may move it.
+    Failed,
+    /// Auto-refund: waiting `refund.delay_ms` before the next attempt.
+    RefundWait,
+    /// In the executor's queue for a refund.
+    RefundQueued,
+    /// Being refunded now.
+    Refunding,
+    /// A refund's send whose outcome is unknown: resolved automatically with the same quote.
+    RefundUnresolved,
 }
 
 impl DepositState {
-    fn in_sweep(self) -> bool {
-        matches!(self, DepositState::Queued | DepositState::Sweeping | DepositState::RetryWait)
+    /// Whether money of the deposit is moving or about to: the status is `sweeping`.
+    pub(crate) fn busy(self) -> bool {
+        matches!(
+            self,
+            DepositState::Queued
+                | DepositState::Sweeping
+                | DepositState::RetryWait
+                | DepositState::RefundWait
+                | DepositState::RefundQueued
+                | DepositState::Refunding
+        )
     }
+
+    /// Whether the deposit's money is spoken for (not stuck): everything but `Failed`.
+    pub(crate) fn live(self) -> bool {
+        self != DepositState::Failed
+    }
+}
+
+/// A refund under way (or the last one tried) of a deposit still in the table.
+#[derive(Debug, Clone)]
+pub(crate) struct RefundProgress {
+    /// Attempts made.
+    pub attempts: u32,
+    /// Automatic (retried up to `refund.max_attempts`) or manual (one attempt).
+    pub auto: bool,
+    /// The latest update.
+    pub last: RefundResult,
 }
 
 #[derive(Debug)]
 pub(crate) struct DepositRecord {
     pub deposit: DetectedDeposit,
+    /// The range of the account's cumulative `received` it covers (to find its sender).
+    pub range: (U256, U256),
     pub seq: u64,
     pub state: DepositState,
     pub attempts: u32,
+    /// A signed quote whose send outcome is unknown (a sweep's or a refund's).
     pub unresolved: Option<SentQuote>,
+    /// Automatic resolution rounds of `unresolved` so far.
+    pub reconcile_rounds: u32,
+    /// Whether a sweep of it failed for good.
+    pub sweep_failed: bool,
+    pub refund: Option<RefundProgress>,
 }
 
 /// Everything mutable of a client, behind one short-held lock (never across an await, never
@@ -74,19 +130,25 @@ pub(crate) struct State {
     pub destination: Destination,
     pub deposits: HashMap<String, DepositRecord>,
     next_seq: u64,
-    results: HashMap<String, SweepResult>,
+    pub results: HashMap<String, SweepResult>,
     result_order: VecDeque<String>,
+    /// Final refund results of deposits that left the table (and skipped/failed ones).
+    pub refunds: HashMap<String, RefundResult>,
+    refund_order: VecDeque<String>,
     watcher: Option<JoinHandle<()>>,
-    pub sweep_tx: Option<mpsc::UnboundedSender<SweepJob>>,
-    sweeper: Option<JoinHandle<()>>,
+    pub jobs: Option<mpsc::UnboundedSender<Job>>,
+    executor: Option<JoinHandle<()>>,
+    notes_timer: Option<JoinHandle<()>>,
     pub timers: Vec<JoinHandle<()>>,
+    /// A recovery is queued or running.
+    pub recovering: usize,
 }
 
 impl State {
-    /// Recounts the deposits in a sweep; the new status if it changed.
+    /// Recounts the deposits whose money moves; the new status if it changed.
     pub fn recount(&mut self) -> Option<ClientStatus> {
-        let sweeps = self.deposits.values().filter(|r| r.state.in_sweep()).count();
-        self.status.set_sweeps(sweeps)
+        let busy = self.deposits.values().filter(|r| r.state.busy()).count() + self.recovering;
+        self.status.set_sweeps(busy)
     }
 
     pub fn remember_result(&mut self, result: SweepResult) {
@@ -100,6 +162,55 @@ impl State {
             }
         }
     }
+
+    pub fn remember_refund(&mut self, result: RefundResult) {
+        let id = result.deposit_id.clone();
+        if self.refunds.insert(id.clone(), result).is_none() {
+            self.refund_order.push_back(id);
+        }
+        while self.refund_order.len() > REMEMBERED_RESULTS {
+            if let Some(old) = self.refund_order.pop_front() {
+                self.refunds.remove(&old);
+            }
+        }
+    }
+
+    /// Why deposit `id`, which is not in the table, cannot be swept or refunded.
+    pub fn gone_reason(&self, id: &str) -> Option<String> {
+        if let Some(refund) = self.refunds.get(id).filter(|r| r.status == RefundStatus::Success) {
+            return Some(format!(
+                "Deposit {} was already refunded{}",
+                quote(id),
+                refund
+                    .tx_hash
+                    .as_deref()
+                    .map(|t| format!(" (transaction {t})"))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(sweep) = self.results.get(id).filter(|r| r.status == SweepStatus::Success) {
+            return Some(format!(
+                "Deposit {} was credited (transaction {}); a credited deposit cannot be refunded",
+                quote(id),
+                sweep.transaction_id
+            ));
+        }
+        None
+    }
+
+    /// Spawns `work` after `delay`, kept so that `close()` can abort it.
+    pub fn after(
+        &mut self,
+        runtime: &Runtime,
+        delay: Duration,
+        work: impl Future<Output = ()> + Send + 'static,
+    ) {
+        self.timers.retain(|t| !t.is_finished());
+        self.timers.push(runtime.spawn(async move {
+            tokio::time::sleep(delay).await;
+            work.await;
+        }));
+    }
 }
 
 /// The shared core of a client; tasks hold it weakly.
@@ -112,7 +223,8 @@ pub(crate) struct Inner {
     pub account: AccountClient,
     pub hub: Arc<EventHub>,
     state: Mutex<State>,
-    detector: tokio::sync::Mutex<Detector>,
+    pub(crate) detector: tokio::sync::Mutex<Detector>,
+    pub(crate) history: Mutex<HistoryCaches>,
     closed: AtomicBool,
 }
 
@@ -138,6 +250,11 @@ impl Inner {
     pub fn emit_error(&self, error: &Error) {
         self.hub
             .emit(DepositEvent::Error { kind: error.kind(), message: error.message().to_owned() });
+    }
+
+    /// Empties the history caches (the client changed the history).
+    pub fn invalidate_history(&self) {
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).invalidate();
     }
 
     /// A lifecycle event of `deposit`.
@@ -237,15 +354,29 @@ impl Inner {
     /// Polls never overlap (the detector's lock is held for the whole cycle).
     pub async fn poll_once(self: Arc<Self>) -> Result<Vec<DepositLifecycleEvent>> {
         let mut detector = self.detector.lock().await;
-        let account_id = self.account_id()?;
+        let (events, _) = self.poll_locked(&mut detector).await?;
+        drop(detector);
+        Ok(events)
+    }
+
+    /// The account's balance lines.
+    pub async fn balance_lines(&self, account_id: &str) -> Result<Vec<BalanceLine>> {
         let balances = with_session(&self.session, |jwt| {
             let account = &self.account;
-            let id = account_id.clone();
-            async move { account.balances(&jwt, &[id.as_str()], &[]).await }
+            async move { account.balances(&jwt, &[account_id], &[]).await }
         })
         .await
         .map_err(|e| e.into_error(ErrorKind::UniversalAccount, "Failed to get balances"))?;
-        let lines = balances.get(&account_id).cloned().unwrap_or_default();
+        Ok(balances.get(account_id).cloned().unwrap_or_default())
+    }
+
+    /// A poll with the detector held by the caller; also returns the balance lines read.
+    pub async fn poll_locked(
+        self: &Arc<Self>,
+        detector: &mut Detector,
+    ) -> Result<(Vec<DepositLifecycleEvent>, Vec<BalanceLine>)> {
+        let account_id = self.account_id()?;
+        let lines = self.balance_lines(&account_id).await?;
         let findings = detector.observe(&account_id, &lines, &self.thresholds, now_ms());
         let mut events = Vec::new();
         let mut status = None;
@@ -254,9 +385,10 @@ impl Inner {
             let destination = state.destination.clone();
             for finding in findings {
                 match finding {
-                    Finding::Deposit(deposit) => {
+                    Finding::Deposit(deposit, range) => {
                         if state.deposits.contains_key(&deposit.id)
                             || state.results.contains_key(&deposit.id)
+                            || state.refunds.contains_key(&deposit.id)
                         {
                             continue;
                         }
@@ -265,7 +397,7 @@ impl Inner {
                             &deposit,
                             &destination,
                         ));
-                        let auto = self.config.auto_sweep && state.sweep_tx.is_some();
+                        let auto = self.config.auto_sweep && state.jobs.is_some();
                         let seq = state.next_seq;
                         state.next_seq += 1;
                         let id = deposit.id.clone();
@@ -273,6 +405,7 @@ impl Inner {
                             id.clone(),
                             DepositRecord {
                                 deposit,
+                                range,
                                 seq,
                                 state: if auto {
                                     DepositState::Queued
@@ -281,12 +414,15 @@ impl Inner {
                                 },
                                 attempts: 0,
                                 unresolved: None,
+                                reconcile_rounds: 0,
+                                sweep_failed: false,
+                                refund: None,
                             },
                         );
-                        if auto && let Some(tx) = &state.sweep_tx {
+                        if auto && let Some(tx) = &state.jobs {
                             // The job waits in the queue until the events below are out:
-                            // the sweeper needs this lock to start it.
-                            let _ = tx.send(SweepJob { deposit_id: id, reply: None });
+                            // the executor needs this lock to start it.
+                            let _ = tx.send(Job::Sweep { deposit_id: id, reply: None });
                         }
                     }
                     Finding::BelowThreshold(deposit, why) => {
@@ -299,14 +435,14 @@ impl Inner {
             }
             if !events.is_empty() {
                 status = state.recount();
+                self.invalidate_history();
             }
             for event in &events {
                 self.hub.emit(DepositEvent::Lifecycle(event.clone()));
             }
         }
         self.emit_status(status);
-        drop(detector);
-        Ok(events)
+        Ok((events, lines))
     }
 
     async fn watch_loop(weak: Weak<Inner>, interval: Duration) {
@@ -325,8 +461,56 @@ impl Inner {
     }
 }
 
-fn not_initialized() -> Error {
+pub(crate) fn not_initialized() -> Error {
     Error::configuration("Client not initialized. Call initialize() first.")
+}
+
+fn check_page_size(page_size: Option<u32>) -> Result<u32> {
+    let size = page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+    if size == 0 || size > MAX_PAGE_SIZE {
+        return Err(Error::invalid_argument(format!(
+            "page size must be between 1 and {MAX_PAGE_SIZE}, got {size}"
+        )));
+    }
+    Ok(size)
+}
+
+/// A history call's failure: 404 `NOT_FOUND` is [`ErrorKind::NotFound`], the rest
+/// [`ErrorKind::UniversalAccount`] (401 after a renewal: [`ErrorKind::Jwt`]).
+pub(crate) fn history_error(error: CallError, what: &str) -> Error {
+    match error {
+        CallError::Service(e) if e.status == 404 && e.code == "NOT_FOUND" => {
+            Error::new(ErrorKind::NotFound, format!("{what}: {e}"))
+        }
+        CallError::Service(e) if e.status == 401 => {
+            Error::new(ErrorKind::Jwt, format!("{what}: the service refused the session ({e})"))
+        }
+        CallError::Service(e) => Error::new(ErrorKind::UniversalAccount, format!("{what}: {e}")),
+        CallError::Session(e) => {
+            Error::new(e.kind(), format!("{what}: {}", e.message())).with_source(e)
+        }
+        CallError::Transport(e) => {
+            Error::new(ErrorKind::UniversalAccount, format!("{what}: {}", e.message()))
+                .with_source(e)
+        }
+    }
+}
+
+/// Dismisses expired notification records when they are due.
+async fn notifications_timer(hub: Arc<EventHub>) {
+    loop {
+        let next = hub.expire_notifications(now_ms());
+        match next {
+            Some(at) => {
+                let wait = Duration::from_millis(at.saturating_sub(now_ms()).max(1));
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = hub.notifications_changed() => {}
+                }
+            }
+            None => hub.notifications_changed().await,
+        }
+    }
 }
 
 /// The deposit client (spec §4): deposit addresses, a watcher, a sweeper that delivers each
@@ -383,10 +567,12 @@ impl DepositClient {
     pub fn new(config: DepositClientConfig) -> Result<DepositClient> {
         let resolved = config.resolve()?;
         let runtime = Runtime::shared()?;
-        let (hub, dispatcher) = EventHub::start(resolved.event_queue_capacity).map_err(|e| {
-            Error::new(ErrorKind::Internal, format!("cannot start the event thread: {e}"))
-                .with_source(e)
-        })?;
+        let notes = resolved.notifications.clone().map(NotificationStore::new);
+        let (hub, dispatcher) = EventHub::start_with(resolved.event_queue_capacity, notes)
+            .map_err(|e| {
+                Error::new(ErrorKind::Internal, format!("cannot start the event thread: {e}"))
+                    .with_source(e)
+            })?;
         if let Some(callback) = config.on_deposit_event.clone() {
             hub.subscribe(Arc::new(move |event: &DepositEvent| {
                 if let DepositEvent::Lifecycle(lifecycle) = event {
@@ -416,10 +602,14 @@ impl DepositClient {
             next_seq: 0,
             results: HashMap::new(),
             result_order: VecDeque::new(),
+            refunds: HashMap::new(),
+            refund_order: VecDeque::new(),
             watcher: None,
-            sweep_tx: None,
-            sweeper: None,
+            jobs: None,
+            executor: None,
+            notes_timer: None,
             timers: Vec::new(),
+            recovering: 0,
         };
         let inner = Arc::new(Inner {
             runtime,
@@ -431,8 +621,14 @@ impl DepositClient {
             hub,
             state: Mutex::new(state),
             detector: tokio::sync::Mutex::new(Detector::default()),
+            history: Mutex::new(HistoryCaches::default()),
             closed: AtomicBool::new(false),
         });
+        if inner.hub.has_notifications() {
+            let hub = Arc::clone(&inner.hub);
+            let timer = inner.runtime.spawn(notifications_timer(hub));
+            inner.state().notes_timer = Some(timer);
+        }
         Ok(DepositClient { inner, dispatcher: Mutex::new(Some(dispatcher)) })
     }
 
@@ -494,9 +690,9 @@ impl DepositClient {
                 state.account = Some(info);
                 state.wallet = Some(wallet);
                 let (tx, rx) = mpsc::unbounded_channel();
-                state.sweep_tx = Some(tx);
+                state.jobs = Some(tx);
                 let weak = Arc::downgrade(&self.inner);
-                state.sweeper = Some(self.inner.runtime.spawn(Inner::sweep_loop(weak, rx)));
+                state.executor = Some(self.inner.runtime.spawn(Inner::executor_loop(weak, rx)));
                 let change = state.status.set_lifecycle(Lifecycle::Ready);
                 drop(state);
                 self.inner.emit_status(change);
@@ -660,18 +856,36 @@ impl DepositClient {
             if state.account.is_none() {
                 return Err(not_initialized());
             }
-            let record = state.deposits.get_mut(deposit_id).ok_or_else(|| {
-                Error::new(ErrorKind::NotFound, format!("Deposit {} not found", quote(deposit_id)))
-            })?;
-            if record.state.in_sweep() {
-                return Err(Error::new(
-                    ErrorKind::Sweep,
-                    format!("Deposit {} is already being swept", quote(deposit_id)),
-                ));
+            if !state.deposits.contains_key(deposit_id) {
+                let why = state
+                    .gone_reason(deposit_id)
+                    .unwrap_or_else(|| format!("Deposit {} not found", quote(deposit_id)));
+                return Err(Error::new(ErrorKind::NotFound, why));
+            }
+            let Some(record) = state.deposits.get_mut(deposit_id) else {
+                return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
+            };
+            match record.state {
+                DepositState::Queued | DepositState::Sweeping | DepositState::RetryWait => {
+                    return Err(Error::new(
+                        ErrorKind::Sweep,
+                        format!("Deposit {} is already being swept", quote(deposit_id)),
+                    ));
+                }
+                DepositState::RefundWait
+                | DepositState::RefundQueued
+                | DepositState::Refunding
+                | DepositState::RefundUnresolved => {
+                    return Err(Error::new(
+                        ErrorKind::Sweep,
+                        format!("Deposit {} is being refunded", quote(deposit_id)),
+                    ));
+                }
+                DepositState::Waiting | DepositState::Failed | DepositState::Unresolved => {}
             }
             record.state = DepositState::Queued;
-            let job = SweepJob { deposit_id: deposit_id.to_owned(), reply: Some(reply_tx) };
-            let sent = state.sweep_tx.as_ref().is_some_and(|tx| tx.send(job).is_ok());
+            let job = Job::Sweep { deposit_id: deposit_id.to_owned(), reply: Some(reply_tx) };
+            let sent = state.jobs.as_ref().is_some_and(|tx| tx.send(job).is_ok());
             if !sent {
                 return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
             }
@@ -694,26 +908,342 @@ impl DepositClient {
         self.inner.state().results.get(deposit_id).cloned()
     }
 
-    /// A page of the account's transactions (deposits and sweeps), newest first.
+    /// A page of the account's transactions (deposits, sweeps, refunds), newest first; `page`
+    /// and `page_size` below 1 are taken as 1. Same as
+    /// [`get_transactions`](DepositClient::get_transactions).
     ///
     /// # Errors
-    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`].
-    pub fn transactions(&self, page: u32, page_size: u32) -> Result<TransactionsPage> {
+    /// As [`get_transactions`](DepositClient::get_transactions).
+    pub fn transactions(&self, page: u32, page_size: u32) -> Result<TransactionsResponse> {
+        self.get_transactions(Some(page.max(1)), Some(page_size.max(1)))
+    }
+
+    /// A page of the account's transactions (spec §2 `TransactionsResponse`): deposits
+    /// (`receive`), sweeps (`sweep`) and refunds (`refund`), newest first. `page` defaults to
+    /// 1, `page_size` to 10 (at most 100). Answers are cached 30 s (see [`super::history`]).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidArgument`] for page 0 or a page size outside 1..=100;
+    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`]
+    /// ("Failed to get transactions: …"); [`ErrorKind::Timeout`].
+    pub fn get_transactions(
+        &self,
+        page: Option<u32>,
+        page_size: Option<u32>,
+    ) -> Result<TransactionsResponse> {
         self.ensure_open()?;
+        let page = page.unwrap_or(1);
+        let page_size = check_page_size(page_size)?;
+        if page == 0 {
+            return Err(Error::invalid_argument("page must be at least 1, got 0"));
+        }
         let account_id = self.inner.account_id()?;
+        let key = HistoryCaches::page_key(page, page_size);
+        let generation = {
+            let mut caches = self.history();
+            if let Some(hit) = caches.pages.get(&key, now_ms()) {
+                return Ok(hit);
+            }
+            caches.generation
+        };
         let inner = Arc::clone(&self.inner);
-        self.inner
+        let answer = self
+            .inner
             .runtime
-            .block_on("transactions()", self.inner.config.call_timeout, async move {
+            .block_on("get_transactions()", self.inner.config.call_timeout, async move {
                 with_session(&inner.session, |jwt| {
                     let account = &inner.account;
                     let id = account_id.clone();
-                    async move { account.transactions(&jwt, &id, page.max(1), page_size.max(1)).await }
+                    async move { account.transactions(&jwt, &id, page, page_size).await }
                 })
                 .await
-                .map_err(|e| e.into_error(ErrorKind::UniversalAccount, "Failed to get transactions"))
+                .map_err(|e| history_error(e, "Failed to get transactions"))
+            })
+            .and_then(|r| r)?;
+        let mut caches = self.history();
+        if caches.generation == generation {
+            caches.pages.set(&key, answer.clone(), now_ms());
+        }
+        Ok(answer)
+    }
+
+    /// One token's transactions on one chain (spec §2 `TokenTransactionsResponse`), newest
+    /// first, from the cursor `page_token` (`None`: the first page); `next_page_token` is the
+    /// cursor of the next page, absent on the last. Cached 30 s.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidArgument`] for an empty address or a page size outside 1..=100;
+    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`]
+    /// ("Failed to get token transactions: …", also for an unknown or stale `page_token`);
+    /// [`ErrorKind::Timeout`].
+    pub fn get_token_transactions(
+        &self,
+        filter: &TokenTransactionFilter,
+        page_token: Option<&str>,
+    ) -> Result<TokenTransactionsResponse> {
+        self.ensure_open()?;
+        let page_size = check_page_size(filter.page_size)?;
+        if filter.address.trim().is_empty() {
+            return Err(Error::invalid_argument("filter.address is empty"));
+        }
+        let account_id = self.inner.account_id()?;
+        let key = HistoryCaches::token_key(filter, page_size, page_token);
+        let generation = {
+            let mut caches = self.history();
+            if let Some(hit) = caches.tokens.get(&key, now_ms()) {
+                return Ok(hit);
+            }
+            caches.generation
+        };
+        let inner = Arc::clone(&self.inner);
+        let chain_id = filter.chain_id;
+        let address = filter.address.clone();
+        let cursor = page_token.map(str::to_owned);
+        let answer = self
+            .inner
+            .runtime
+            .block_on("get_token_transactions()", self.inner.config.call_timeout, async move {
+                with_session(&inner.session, |jwt| {
+                    let account = &inner.account;
+                    let (id, address, cursor) = (&account_id, &address, cursor.as_deref());
+                    async move {
+                        account
+                            .token_transactions(&jwt, id, chain_id, address, cursor, page_size)
+                            .await
+                    }
+                })
+                .await
+                .map_err(|e| history_error(e, "Failed to get token transactions"))
+            })
+            .and_then(|r| r)?;
+        let mut caches = self.history();
+        if caches.generation == generation {
+            caches.tokens.set(&key, answer.clone(), now_ms());
+        }
+        Ok(answer)
+    }
+
+    /// One transaction of the account (spec §2 `UATransaction`). Cached 30 s.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when the account has no such transaction;
+    /// [`ErrorKind::InvalidArgument`] for an empty id; [`ErrorKind::Configuration`] before
+    /// initialization; [`ErrorKind::UniversalAccount`] ("Failed to get transaction: …");
+    /// [`ErrorKind::Timeout`].
+    pub fn get_transaction(&self, transaction_id: &str) -> Result<UaTransaction> {
+        self.ensure_open()?;
+        if transaction_id.trim().is_empty() {
+            return Err(Error::invalid_argument("transaction id is empty"));
+        }
+        let account_id = self.inner.account_id()?;
+        let generation = {
+            let mut caches = self.history();
+            if let Some(hit) = caches.single.get(transaction_id, now_ms()) {
+                return Ok(hit);
+            }
+            caches.generation
+        };
+        let inner = Arc::clone(&self.inner);
+        let id = transaction_id.to_owned();
+        let answer = self
+            .inner
+            .runtime
+            .block_on("get_transaction()", self.inner.config.call_timeout, async move {
+                with_session(&inner.session, |jwt| {
+                    let account = &inner.account;
+                    let (account_id, id) = (&account_id, &id);
+                    async move { account.transaction(&jwt, account_id, id).await }
+                })
+                .await
+                .map_err(|e| history_error(e, "Failed to get transaction"))
+            })
+            .and_then(|r| r)?;
+        let mut caches = self.history();
+        if caches.generation == generation {
+            caches.single.set(transaction_id, answer.clone(), now_ms());
+        }
+        Ok(answer)
+    }
+
+    fn history(&self) -> MutexGuard<'_, HistoryCaches> {
+        self.inner.history.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Refunds a deposit that is not delivered (spec §4 `refund`): always available, whatever
+    /// `refund.enabled` says. One attempt, through the client's serial executor (never at the
+    /// same time as a sweep): the receiver is the deposit's original sender when
+    /// `refund.refund_to_sender` and exactly one sender of a fitting address type is known,
+    /// else the owner when its address type fits the source chain; the money goes back on the
+    /// source chain in the deposit's token, less the gas. A deposit whose earlier sweep or
+    /// refund has an unknown outcome is resolved with that same quote first: a sweep that
+    /// turns out delivered makes the deposit credited, never refunded.
+    ///
+    /// Returns the refund's final state — `success`, `failed` (nothing moved), `skipped`
+    /// (`reason` `address_type_mismatch` or `below_minimum`; nothing moved), or `pending` when
+    /// the send's outcome could not be learned (it is then resolved automatically). Events
+    /// [`DepositEvent::Refund`] report each status on the way.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Refund`] when the deposit was credited, was already refunded, or is being
+    /// swept or refunded now; [`ErrorKind::NotFound`] for an unknown id;
+    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::Timeout`].
+    pub fn refund(&self, deposit_id: &str, reason: RefundReason) -> Result<RefundResult> {
+        self.ensure_open()?;
+        let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
+        self.inner.request_refund(deposit_id, reason, Some(reply_tx))?;
+        self.inner
+            .runtime
+            .block_on("refund()", self.inner.config.call_timeout, async move {
+                reply_rx.await.map_err(|_| {
+                    Error::new(
+                        ErrorKind::DepositSdk,
+                        "the client closed before the refund finished",
+                    )
+                })
             })
             .and_then(|r| r)
+            .and_then(|r| r)
+    }
+
+    /// Whether [`refund`](DepositClient::refund) would try to send deposit `deposit_id` back
+    /// now, and to whom (spec §4 `canRefund`). Reads the deposit's senders and prices the
+    /// refund (a quote moves nothing), so `below_minimum` is known; a deposit being swept,
+    /// credited, refunded, or whose sweep outcome is unknown is not eligible (`message` says
+    /// why).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`]
+    /// when the senders or the price cannot be read; [`ErrorKind::Timeout`].
+    pub fn can_refund(&self, deposit_id: &str) -> Result<RefundEligibility> {
+        self.ensure_open()?;
+        self.inner.account_id()?;
+        let inner = Arc::clone(&self.inner);
+        let id = deposit_id.to_owned();
+        self.inner
+            .runtime
+            .block_on("can_refund()", self.inner.config.call_timeout, async move {
+                inner.eligibility(&id).await
+            })
+            .and_then(|r| r)
+    }
+
+    /// The latest refund update of `deposit_id` (in progress or final), if it was ever
+    /// refunded or tried.
+    pub fn refund_result(&self, deposit_id: &str) -> Option<RefundResult> {
+        let state = self.inner.state();
+        state
+            .deposits
+            .get(deposit_id)
+            .and_then(|r| r.refund.as_ref().map(|p| p.last.clone()))
+            .or_else(|| state.refunds.get(deposit_id).cloned())
+    }
+
+    /// The auto-refund settings.
+    pub fn refund_config(&self) -> RefundConfig {
+        self.inner.config.refund.clone()
+    }
+
+    /// Funds in the account that no live deposit of this client explains — left by failed
+    /// sweeps, deposits below the thresholds or of unsupported tokens — one entry per chain
+    /// and token (id `recovery:<token>:<chainId>`, `amount` human-readable, `raw_amount`, USD
+    /// value at the service's price). Deposits still being swept, refunded, or waiting for a
+    /// manual sweep are not stuck. Runs a poll first (new deposits are registered, not listed).
+    /// Dust is listed too; [`recover_funds`](DepositClient::recover_funds) skips it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`];
+    /// [`ErrorKind::Timeout`].
+    pub fn stuck_funds(&self) -> Result<Vec<DetectedDeposit>> {
+        self.ensure_open()?;
+        self.inner.account_id()?;
+        let inner = Arc::clone(&self.inner);
+        self.inner
+            .runtime
+            .block_on("stuck_funds()", self.inner.config.call_timeout, async move {
+                inner.scan_stuck().await
+            })
+            .and_then(|r| r)
+    }
+
+    /// Sweeps every stuck asset ([`stuck_funds`](DepositClient::stuck_funds)) to the current
+    /// destination, through the serial executor, and returns one [`RecoveryResult`] per asset:
+    /// `success` (with `tx_hash`), `failed` (with `error`), or `skipped` (dust ≤ $0.10, or worth
+    /// less than the fees). Deposits whose failed sweeps left the money become `credited`.
+    /// Each result is also a [`DepositEvent::Recovery`]; the status is `sweeping` meanwhile.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`] when
+    /// the balances cannot be read; [`ErrorKind::Timeout`] after `call_timeout_ms` (the
+    /// recovery goes on in the background).
+    pub fn recover_funds(&self) -> Result<Vec<RecoveryResult>> {
+        self.ensure_open()?;
+        let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
+        {
+            let mut state = self.inner.state();
+            if state.account.is_none() {
+                return Err(not_initialized());
+            }
+            let sent = state
+                .jobs
+                .as_ref()
+                .is_some_and(|tx| tx.send(Job::Recover { reply: reply_tx }).is_ok());
+            if !sent {
+                return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
+            }
+            state.recovering += 1;
+            let change = state.recount();
+            drop(state);
+            self.inner.emit_status(change);
+        }
+        self.inner
+            .runtime
+            .block_on("recover_funds()", self.inner.config.call_timeout, async move {
+                reply_rx.await.map_err(|_| {
+                    Error::new(
+                        ErrorKind::DepositSdk,
+                        "the client closed before the recovery finished",
+                    )
+                })
+            })
+            .and_then(|r| r)
+            .and_then(|r| r)
+    }
+
+    /// Whether a recovery is queued or running.
+    pub fn is_recovering(&self) -> bool {
+        self.inner.state().recovering > 0
+    }
+
+    /// The notification records (spec §2: the deposit's lifecycle event plus `createdAt` and
+    /// `updatedAt`), oldest first; empty when `notifications` is not configured. See
+    /// [`super::notifications`] for the rules.
+    pub fn notifications(&self) -> Vec<NotificationRecord> {
+        self.inner.hub.notifications()
+    }
+
+    /// Dismisses deposit `deposit_id`'s notification; whether there was one.
+    pub fn dismiss_notification(&self, deposit_id: &str) -> bool {
+        self.inner.hub.dismiss_notification(deposit_id)
+    }
+
+    /// Calls `callback` with every record after each change of the notification records, on
+    /// the client's event thread. Remove it with [`unsubscribe`](DepositClient::unsubscribe).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] when `notifications` is not configured.
+    pub fn subscribe_notifications(
+        &self,
+        callback: NotificationsCallback,
+    ) -> Result<SubscriptionId> {
+        self.inner.hub.subscribe_notifications(Arc::from(callback)).ok_or_else(|| {
+            Error::configuration("notifications are not configured (set the notifications option)")
+        })
+    }
+
+    /// The notifications configuration as given (`position`, `theme`, `class_name` are for a
+    /// host UI), or `None` when notifications are off.
+    pub fn notifications_config(&self) -> Option<NotificationsConfig> {
+        self.inner.config.notifications.clone()
     }
 
     /// Calls `callback` for every event from now on, on the client's event thread.
@@ -762,13 +1292,14 @@ impl DepositClient {
         if first {
             let change = {
                 let mut state = self.inner.state();
-                for task in [state.watcher.take(), state.sweeper.take()].into_iter().flatten() {
+                let tasks = [state.watcher.take(), state.executor.take(), state.notes_timer.take()];
+                for task in tasks.into_iter().flatten() {
                     task.abort();
                 }
                 for timer in state.timers.drain(..) {
                     timer.abort();
                 }
-                state.sweep_tx = None;
+                state.jobs = None;
                 state.status.set_watching(false);
                 state.status.set_lifecycle(Lifecycle::Closed)
             };

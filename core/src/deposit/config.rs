@@ -32,6 +32,12 @@ pub const MIN_POLLING_INTERVAL_MS: u64 = 2000;
 pub const DEFAULT_SWEEP_RETRY_DELAY_MS: u64 = 5000;
 /// Attempts of one sweep in total (reference §8.6 `MAX_SWEEP_RETRIES`).
 pub const MAX_SWEEP_ATTEMPTS: u32 = 3;
+/// The first wait before an unknown send outcome is resolved again automatically
+/// (milliseconds); it doubles after each unresolved round, up to ten minutes.
+pub const DEFAULT_RECONCILE_INTERVAL_MS: u64 = 10_000;
+/// The longest a sweep, refund or recovery attempt may run before the watchdog ends it
+/// (milliseconds).
+pub const DEFAULT_PROCESSING_TIMEOUT_MS: u64 = 300_000;
 /// Default capacity of the pull queue of events.
 pub const DEFAULT_EVENT_QUEUE_CAPACITY: usize = 1024;
 /// The longest delay any option accepts (one day): larger values are unit mistakes.
@@ -85,15 +91,17 @@ pub struct Destination {
     pub token: TokenType,
 }
 
-/// Auto-refund settings (spec §2 `RefundConfig`). Accepted and validated; refunds come later.
+/// Auto-refund settings (spec §2 `RefundConfig`). Manual refunds
+/// ([`refund`](crate::deposit::DepositClient::refund)) are always available; `enabled` turns on
+/// the automatic refund of deposits whose sweep failed for good.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct RefundConfig {
     /// Enables auto-refund. Default `false`.
     pub enabled: bool,
-    /// Delay before a refund attempt. Default 5000.
+    /// Delay before the first automatic refund attempt, and between attempts. Default 5000.
     pub delay_ms: u64,
-    /// Maximum refund attempts (at least 1). Default 2.
+    /// Automatic refund attempts at most (at least 1). Default 2.
     pub max_attempts: u32,
     /// Refund to the original sender when it can be detected. Default `true`.
     pub refund_to_sender: bool,
@@ -177,8 +185,10 @@ string_enum!(
     }
 );
 
-/// Notifications (spec §2 `DepositNotificationsProps`): accepted and validated; a host renders
-/// them from the events.
+/// Notifications (spec §2 `DepositNotificationsProps`): the client keeps notification records
+/// ([`notifications`](crate::deposit::DepositClient::notifications)) under these rules.
+/// `position`, `theme` and `class_name` are kept and returned for a host UI; the reference's
+/// `renderItem` (a React render function) has no headless meaning and does not exist here.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct NotificationsConfig {
@@ -275,12 +285,12 @@ pub struct DepositClientConfig {
     pub destination: DestinationConfig,
     /// The host's own project id for unified-account operations (spec §5.2; a 1% fee applies).
     pub ua_project_id: Option<String>,
-    /// Auto-refund (accepted; refunds come later).
+    /// Auto-refund.
     pub refund: RefundConfig,
     /// Minimum USD value of a deposit (spec `DEFAULT_MIN_VALUE_USD`, 0.5); smaller ones reach
     /// `below_threshold`. 0 disables the check.
     pub min_value_usd: f64,
-    /// Notifications (`None`: not shown).
+    /// Notifications (`None`: no notification records are kept).
     pub notifications: Option<NotificationsConfig>,
     /// Fund from wallet (accepted; later issue).
     pub funding: FundingConfig,
@@ -299,6 +309,14 @@ pub struct DepositClientConfig {
     pub auto_sweep: bool,
     /// Wait between attempts of a failed sweep. Default 5000 (lower it in tests).
     pub sweep_retry_delay_ms: u64,
+    /// First wait before a sweep or refund whose send outcome is unknown is resolved again
+    /// automatically (same quote, never a new one); doubles per round up to ten minutes.
+    /// Default 10 000 (lower it in tests).
+    pub reconcile_interval_ms: u64,
+    /// Watchdog: the longest one sweep, refund or recovery attempt may run; then it is ended
+    /// and treated as failed (nothing sent yet) or as an unknown outcome to resolve (a send was
+    /// under way). Default 300 000 (lower it in tests).
+    pub processing_timeout_ms: u64,
     /// Sets the three service URLs from one base (`{servicesUrl}/jwt`, `/signer`, `/ua`).
     pub services_url: Option<String>,
     /// The JWT service; overrides `services_url`.
@@ -313,7 +331,8 @@ pub struct DepositClientConfig {
     pub http_retries: u32,
     /// First backoff between HTTP retries (doubling, full jitter). Default 100.
     pub http_initial_backoff_ms: u64,
-    /// Deadline of one blocking client call (`initialize`, `poll_now`, `sweep`). Default 60 000.
+    /// Deadline of one blocking client call (`initialize`, `poll_now`, `sweep`, `refund`,
+    /// `can_refund`, `stuck_funds`, `recover_funds`, the history). Default 60 000.
     pub call_timeout_ms: u64,
     /// Capacity of the pull queue of [`next_event`](crate::deposit::DepositClient::next_event);
     /// when full the oldest event is dropped. Default 1024.
@@ -362,6 +381,8 @@ impl DepositClientConfig {
             min_polling_interval_ms: MIN_POLLING_INTERVAL_MS,
             auto_sweep: true,
             sweep_retry_delay_ms: DEFAULT_SWEEP_RETRY_DELAY_MS,
+            reconcile_interval_ms: DEFAULT_RECONCILE_INTERVAL_MS,
+            processing_timeout_ms: DEFAULT_PROCESSING_TIMEOUT_MS,
             services_url: None,
             jwt_service_url: None,
             signer_url: None,
@@ -440,6 +461,8 @@ impl DepositClientConfig {
             min_polling_interval_ms,
             auto_sweep,
             sweep_retry_delay_ms,
+            reconcile_interval_ms,
+            processing_timeout_ms,
             request_timeout_ms,
             http_retries,
             http_initial_backoff_ms,
@@ -530,6 +553,18 @@ impl DepositClientConfig {
             )));
         }
         check_delay("sweepRetryDelayMs", self.sweep_retry_delay_ms)?;
+        if self.reconcile_interval_ms == 0 || self.reconcile_interval_ms > MAX_DELAY_MS {
+            return Err(Error::configuration(format!(
+                "reconcileIntervalMs must be more than 0 and at most a day, got {}",
+                self.reconcile_interval_ms
+            )));
+        }
+        if self.processing_timeout_ms == 0 || self.processing_timeout_ms > MAX_DELAY_MS {
+            return Err(Error::configuration(format!(
+                "processingTimeoutMs must be more than 0 and at most a day, got {}",
+                self.processing_timeout_ms
+            )));
+        }
         let urls = self.resolve_urls()?;
         if self.request_timeout_ms == 0 || self.request_timeout_ms > MAX_DELAY_MS {
             return Err(Error::configuration(format!(
@@ -567,6 +602,10 @@ impl DepositClientConfig {
             polling_interval: Duration::from_millis(self.polling_interval_ms),
             auto_sweep: self.auto_sweep,
             sweep_retry_delay: Duration::from_millis(self.sweep_retry_delay_ms),
+            reconcile_interval: Duration::from_millis(self.reconcile_interval_ms),
+            processing_timeout: Duration::from_millis(self.processing_timeout_ms),
+            refund: self.refund.clone(),
+            notifications: self.notifications.clone(),
             urls,
             http: HttpSettings {
                 timeout: Duration::from_millis(self.request_timeout_ms),
@@ -666,6 +705,10 @@ struct JsonConfig {
     #[serde(default)]
     sweep_retry_delay_ms: Option<u64>,
     #[serde(default)]
+    reconcile_interval_ms: Option<u64>,
+    #[serde(default)]
+    processing_timeout_ms: Option<u64>,
+    #[serde(default)]
     services_url: Option<String>,
     #[serde(default)]
     jwt_service_url: Option<String>,
@@ -698,6 +741,10 @@ pub(crate) struct ResolvedConfig {
     pub polling_interval: Duration,
     pub auto_sweep: bool,
     pub sweep_retry_delay: Duration,
+    pub reconcile_interval: Duration,
+    pub processing_timeout: Duration,
+    pub refund: RefundConfig,
+    pub notifications: Option<NotificationsConfig>,
     pub urls: ServiceUrls,
     pub http: HttpSettings,
     pub call_timeout: Duration,
@@ -1063,6 +1110,31 @@ mod tests {
             err.message(),
             "destination.token must be one of ETH, USDC, USDT, BTC, SOL, BNB, got \"DOGE\""
         );
+    }
+
+    #[test]
+    fn reconcile_and_watchdog_knobs() {
+        let resolved = config().resolve().unwrap();
+        assert_eq!(resolved.reconcile_interval, Duration::from_millis(10_000));
+        assert_eq!(resolved.processing_timeout, Duration::from_millis(300_000));
+        assert_eq!(resolved.refund, RefundConfig::default());
+        let json = format!(
+            r#"{{"ownerAddress": "{OWNER}", "destination": {{"chainId": 8453}},
+                "reconcileIntervalMs": 50, "processingTimeoutMs": 700,
+                "refund": {{"enabled": true, "delayMs": 10, "maxAttempts": 4, "refundToSender": false}}}}"#
+        );
+        let c = DepositClientConfig::from_json(&json).unwrap();
+        assert_eq!((c.reconcile_interval_ms, c.processing_timeout_ms), (50, 700));
+        assert_eq!(
+            c.refund,
+            RefundConfig { enabled: true, delay_ms: 10, max_attempts: 4, refund_to_sender: false }
+        );
+        let mut c = config();
+        c.reconcile_interval_ms = 0;
+        assert!(message(&c).starts_with("reconcileIntervalMs must be more than 0"));
+        let mut c = config();
+        c.processing_timeout_ms = 0;
+        assert!(message(&c).starts_with("processingTimeoutMs must be more than 0"));
     }
 
     #[test]

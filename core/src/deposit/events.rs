@@ -1,7 +1,9 @@
 //! Events of the deposit client and how they reach the host.
 //!
 //! [`DepositLifecycleEvent`] is the one event model of a deposit (spec §2). The client also
-//! reports status changes and background errors; all three travel as [`DepositEvent`].
+//! reports status changes, background errors, refund updates and recovery results; all travel
+//! as [`DepositEvent`]. The notification store (when configured) takes in every event as it is
+//! emitted; its change callbacks run on the same event thread.
 //!
 //! Delivery, two ways at once:
 //! - **Pull**: [`next_event`](super::DepositClient::next_event) takes the oldest queued event.
@@ -29,6 +31,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::model::{RecoveryResult, RefundResult};
+use super::notifications::{NotificationRecord, NotificationStore};
 use super::status::ClientStatus;
 use crate::error::ErrorKind;
 use crate::tokens::TokenType;
@@ -119,12 +123,20 @@ pub enum DepositEvent {
         /// What failed and why.
         message: String,
     },
+    /// A refund changed status (`refund:update`): pending, processing, then success, failed
+    /// or skipped.
+    Refund(RefundResult),
+    /// One asset of [`recover_funds`](super::DepositClient::recover_funds) is done
+    /// (`recovery:result`).
+    Recovery(RecoveryResult),
 }
 
 impl DepositEvent {
     /// The event as JSON: `{"type": "deposit:lifecycle", "payload": {…}}`,
-    /// `{"type": "status:change", "payload": "watching"}` or
-    /// `{"type": "error", "payload": {"kind": "NetworkError", "code": 600, "message": "…"}}`.
+    /// `{"type": "status:change", "payload": "watching"}`,
+    /// `{"type": "error", "payload": {"kind": "NetworkError", "code": 600, "message": "…"}}`,
+    /// `{"type": "refund:update", "payload": {RefundResult}}` or
+    /// `{"type": "recovery:result", "payload": {RecoveryResult}}`.
     pub fn to_json(&self) -> Value {
         match self {
             DepositEvent::Lifecycle(event) => json!({
@@ -138,6 +150,41 @@ impl DepositEvent {
                 "type": "error",
                 "payload": {"kind": kind.class_name(), "code": kind.code(), "message": message},
             }),
+            DepositEvent::Refund(result) => json!({
+                "type": "refund:update",
+                "payload": serde_json::to_value(result).unwrap_or(Value::Null),
+            }),
+            DepositEvent::Recovery(result) => json!({
+                "type": "recovery:result",
+                "payload": serde_json::to_value(result).unwrap_or(Value::Null),
+            }),
+        }
+    }
+
+    /// The event's `type` in [`to_json`](DepositEvent::to_json).
+    pub const fn type_name(&self) -> &'static str {
+        match self {
+            DepositEvent::Lifecycle(_) => "deposit:lifecycle",
+            DepositEvent::StatusChanged(_) => "status:change",
+            DepositEvent::Error { .. } => "error",
+            DepositEvent::Refund(_) => "refund:update",
+            DepositEvent::Recovery(_) => "recovery:result",
+        }
+    }
+
+    /// The refund update, if this is one.
+    pub fn refund(&self) -> Option<&RefundResult> {
+        match self {
+            DepositEvent::Refund(result) => Some(result),
+            _ => None,
+        }
+    }
+
+    /// The recovery result, if this is one.
+    pub fn recovery(&self) -> Option<&RecoveryResult> {
+        match self {
+            DepositEvent::Recovery(result) => Some(result),
+            _ => None,
         }
     }
 
@@ -158,6 +205,26 @@ pub type EventCallback = Box<dyn Fn(&DepositEvent) + Send + Sync>;
 
 type SharedCallback = Arc<dyn Fn(&DepositEvent) + Send + Sync>;
 
+/// A host callback for changes of the notification records: called with every record, oldest
+/// first, after each change.
+pub type NotificationsCallback = Box<dyn Fn(&[NotificationRecord]) + Send + Sync>;
+
+type SharedNotificationsCallback = Arc<dyn Fn(&[NotificationRecord]) + Send + Sync>;
+
+/// What the dispatcher thread delivers.
+enum Dispatch {
+    Event(Box<DepositEvent>),
+    Notifications(Arc<Vec<NotificationRecord>>),
+}
+
+/// The notification store of a client and what watches it.
+struct Notes {
+    store: Mutex<NotificationStore>,
+    subscribers: Mutex<Arc<Vec<(SubscriptionId, SharedNotificationsCallback)>>>,
+    /// Woken when the records change, so the expiry timer can look again.
+    changed: tokio::sync::Notify,
+}
+
 struct Queue {
     events: VecDeque<DepositEvent>,
     dropped: u64,
@@ -170,8 +237,9 @@ pub(crate) struct EventHub {
     capacity: usize,
     subscribers: Mutex<Arc<Vec<(SubscriptionId, SharedCallback)>>>,
     next_id: AtomicU64,
-    dispatch: Mutex<Option<mpsc::Sender<DepositEvent>>>,
+    dispatch: Mutex<Option<mpsc::Sender<Dispatch>>>,
     callback_panics: AtomicU64,
+    notes: Option<Notes>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -180,8 +248,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl EventHub {
     /// A hub whose dispatcher thread runs until [`Dispatcher::stop`].
+    #[cfg(test)]
     pub fn start(capacity: usize) -> std::io::Result<(Arc<EventHub>, Dispatcher)> {
-        let (tx, rx) = mpsc::channel::<DepositEvent>();
+        EventHub::start_with(capacity, None)
+    }
+
+    /// A hub with a notification store when `notifications` is set.
+    pub fn start_with(
+        capacity: usize,
+        notifications: Option<NotificationStore>,
+    ) -> std::io::Result<(Arc<EventHub>, Dispatcher)> {
+        let (tx, rx) = mpsc::channel::<Dispatch>();
         let hub = Arc::new(EventHub {
             queue: Mutex::new(Queue { events: VecDeque::new(), dropped: 0 }),
             ready: Condvar::new(),
@@ -190,13 +267,21 @@ impl EventHub {
             next_id: AtomicU64::new(1),
             dispatch: Mutex::new(Some(tx)),
             callback_panics: AtomicU64::new(0),
+            notes: notifications.map(|store| Notes {
+                store: Mutex::new(store),
+                subscribers: Mutex::new(Arc::new(Vec::new())),
+                changed: tokio::sync::Notify::new(),
+            }),
         });
         let (done_tx, done_rx) = mpsc::sync_channel::<()>(1);
         let worker = Arc::clone(&hub);
         let thread =
             std::thread::Builder::new().name("depositkit-events".into()).spawn(move || {
-                while let Ok(event) = rx.recv() {
-                    worker.deliver(&event);
+                while let Ok(item) = rx.recv() {
+                    match item {
+                        Dispatch::Event(event) => worker.deliver(&event),
+                        Dispatch::Notifications(records) => worker.deliver_notes(&records),
+                    }
                 }
                 let _ = done_tx.send(());
             })?;
@@ -205,13 +290,118 @@ impl EventHub {
     }
 
     /// Queues `event` for pulling and hands it to the dispatcher. Never blocks on callbacks.
+    /// The notification store (if any) takes it in first, so that the records reflect it
+    /// when the operation that caused it returns.
     pub fn emit(&self, event: DepositEvent) {
+        let changed = self.notes.as_ref().and_then(|notes| {
+            let mut store = lock(&notes.store);
+            store.on_event(&event, crate::deposit::client::now_ms()).then(|| store.records())
+        });
         // Dispatcher first: once an event can be pulled, closing the client delivers it to the
         // callbacks too.
         if let Some(tx) = lock(&self.dispatch).as_ref() {
-            let _ = tx.send(event.clone());
+            let _ = tx.send(Dispatch::Event(Box::new(event.clone())));
         }
         self.enqueue(event);
+        if let Some(records) = changed {
+            self.notes_changed(records);
+        }
+    }
+
+    fn notes_changed(&self, records: Vec<NotificationRecord>) {
+        if let Some(notes) = &self.notes {
+            notes.changed.notify_one();
+            if !lock(&notes.subscribers).is_empty()
+                && let Some(tx) = lock(&self.dispatch).as_ref()
+            {
+                let _ = tx.send(Dispatch::Notifications(Arc::new(records)));
+            }
+        }
+    }
+
+    /// Whether the client keeps notification records.
+    pub fn has_notifications(&self) -> bool {
+        self.notes.is_some()
+    }
+
+    /// The notification records, oldest first (empty without a store).
+    pub fn notifications(&self) -> Vec<NotificationRecord> {
+        self.notes.as_ref().map(|n| lock(&n.store).records()).unwrap_or_default()
+    }
+
+    /// Dismisses the record of deposit `id`; whether there was one.
+    pub fn dismiss_notification(&self, id: &str) -> bool {
+        let Some(notes) = &self.notes else { return false };
+        let changed = {
+            let mut store = lock(&notes.store);
+            store.dismiss(id).then(|| store.records())
+        };
+        match changed {
+            Some(records) => {
+                self.notes_changed(records);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the records whose auto-dismiss time has come; returns when the next one is due
+    /// (unix milliseconds).
+    pub fn expire_notifications(&self, now: u64) -> Option<u64> {
+        let notes = self.notes.as_ref()?;
+        let (changed, next) = {
+            let mut store = lock(&notes.store);
+            let changed = store.expire(now).then(|| store.records());
+            (changed, store.next_expiry())
+        };
+        if let Some(records) = changed {
+            self.notes_changed(records);
+        }
+        next
+    }
+
+    /// Waits until the records change (for the expiry timer); returns at once without a store.
+    pub async fn notifications_changed(&self) {
+        if let Some(notes) = &self.notes {
+            notes.changed.notified().await;
+        }
+    }
+
+    /// Adds a callback for changes of the notification records.
+    pub fn subscribe_notifications(
+        &self,
+        callback: SharedNotificationsCallback,
+    ) -> Option<SubscriptionId> {
+        let notes = self.notes.as_ref()?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut subscribers = lock(&notes.subscribers);
+        let mut list: Vec<_> = subscribers.as_ref().clone();
+        list.push((id, callback));
+        *subscribers = Arc::new(list);
+        Some(id)
+    }
+
+    fn deliver_notes(&self, records: &[NotificationRecord]) {
+        let Some(notes) = &self.notes else { return };
+        let subscribers = Arc::clone(&lock(&notes.subscribers));
+        for (id, callback) in subscribers.iter() {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| callback(records))) {
+                self.report_panic(*id, &*panic);
+            }
+        }
+    }
+
+    fn report_panic(&self, id: SubscriptionId, panic: &(dyn std::any::Any + Send)) {
+        self.callback_panics.fetch_add(1, Ordering::Relaxed);
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-string panic".to_owned());
+        self.enqueue(DepositEvent::Error {
+            kind: ErrorKind::Internal,
+            message: format!("event callback {id} panicked: {what}"),
+        });
     }
 
     fn enqueue(&self, event: DepositEvent) {
@@ -229,16 +419,7 @@ impl EventHub {
         let subscribers = Arc::clone(&lock(&self.subscribers));
         for (id, callback) in subscribers.iter() {
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| callback(event))) {
-                self.callback_panics.fetch_add(1, Ordering::Relaxed);
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a non-string panic".to_owned());
-                self.enqueue(DepositEvent::Error {
-                    kind: ErrorKind::Internal,
-                    message: format!("event callback {id} panicked: {what}"),
-                });
+                self.report_panic(*id, &*panic);
             }
         }
     }
@@ -290,6 +471,16 @@ impl EventHub {
         let list: Vec<_> = subscribers.iter().filter(|(i, _)| *i != id).cloned().collect();
         let removed = list.len() != before;
         *subscribers = Arc::new(list);
+        drop(subscribers);
+        if removed {
+            return true;
+        }
+        let Some(notes) = &self.notes else { return false };
+        let mut subscribers = lock(&notes.subscribers);
+        let before = subscribers.len();
+        let list: Vec<_> = subscribers.iter().filter(|(i, _)| *i != id).cloned().collect();
+        let removed = list.len() != before;
+        *subscribers = Arc::new(list);
         removed
     }
 
@@ -301,6 +492,9 @@ impl EventHub {
     /// Drops every callback (they may hold the client).
     pub fn clear_subscribers(&self) {
         *lock(&self.subscribers) = Arc::new(Vec::new());
+        if let Some(notes) = &self.notes {
+            *lock(&notes.subscribers) = Arc::new(Vec::new());
+        }
     }
 }
 
@@ -364,6 +558,61 @@ mod tests {
         let event = DepositEvent::Error { kind: ErrorKind::Network, message: "down".into() };
         assert_eq!(event.to_json()["payload"]["kind"], "NetworkError");
         assert_eq!(DepositEvent::StatusChanged(ClientStatus::Ready).to_json()["payload"], "ready");
+    }
+
+    #[test]
+    fn refund_and_recovery_events_have_their_own_types() {
+        use crate::deposit::model::{
+            RecoveryResult, RecoveryStatus, RefundReason, RefundResult, RefundStatus,
+        };
+        // The existing variants keep their shape.
+        let json = DepositEvent::Lifecycle(lifecycle("dep_1", DepositPhase::Credited)).to_json();
+        assert_eq!(json["type"], "deposit:lifecycle");
+        assert_eq!(json["payload"]["id"], "dep_1");
+        let refund = RefundResult {
+            deposit_id: "dep_1".into(),
+            token: TokenType::USDC,
+            source_chain_id: 8453,
+            amount: "1.5".into(),
+            amount_usd: 1.5,
+            status: RefundStatus::Skipped,
+            reason: RefundReason::AddressTypeMismatch,
+            tx_hash: None,
+            error: Some("no".into()),
+            refunded_to: None,
+            refunded_to_sender: None,
+            attempts: 1,
+            delivered_amount: None,
+            explorer_url: None,
+            quote_id: None,
+        };
+        let event = DepositEvent::Refund(refund.clone());
+        assert_eq!(event.type_name(), "refund:update");
+        let json = event.to_json();
+        assert_eq!(json["type"], "refund:update");
+        let payload = &json["payload"];
+        assert_eq!(payload["depositId"], "dep_1");
+        assert_eq!(payload["status"], "skipped");
+        assert_eq!(payload["reason"], "address_type_mismatch");
+        assert_eq!(payload["attempts"], 1);
+        assert!(payload.get("txHash").is_none() && payload.get("refundedTo").is_none());
+        assert_eq!(event.refund(), Some(&refund));
+        let recovery = RecoveryResult {
+            token: TokenType::ETH,
+            chain_id: 1,
+            amount: "0.1".into(),
+            amount_usd: 250.0,
+            status: RecoveryStatus::Success,
+            error: None,
+            tx_hash: Some("0xab".into()),
+            raw_amount: "100000000000000000".into(),
+            delivered: None,
+        };
+        let json = DepositEvent::Recovery(recovery).to_json();
+        assert_eq!(json["type"], "recovery:result");
+        assert_eq!(json["payload"]["amountUSD"], 250.0);
+        assert_eq!(json["payload"]["txHash"], "0xab");
+        assert_eq!(json["payload"]["rawAmount"], "100000000000000000");
     }
 
     #[test]

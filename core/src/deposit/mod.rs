@@ -6,31 +6,45 @@
 //! - the watcher (`watcher.rs`) detects deposits from the account's cumulative `received`
 //!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client;
 //! - [`DepositEvent`] / [`DepositLifecycleEvent`] reach the host by callbacks on a library
-//!   thread and through a pull queue (`events.rs`); [`ClientStatus`] (`status.rs`).
+//!   thread and through a pull queue (`events.rs`); [`ClientStatus`] (`status.rs`);
+//! - refunds (`refund.rs`), recovery of stuck funds (`recovery.rs`), notification records
+//!   ([`notifications`]) and the transaction history ([`history`]).
 
 mod client;
 pub mod config;
 pub mod events;
+pub mod history;
 pub mod model;
+pub mod notifications;
+mod recovery;
+mod refund;
 pub mod status;
 mod sweeper;
 pub mod watcher;
 
+pub use crate::services::{
+    TokenTransactionsResponse, TransactionsResponse, UATransaction, UaChange, UaDetail,
+    UaTargetToken, UaTransaction,
+};
 pub use client::{CLOSE_TIMEOUT, DepositClient};
 pub use config::{
-    DEFAULT_EVENT_QUEUE_CAPACITY, DEFAULT_POLLING_INTERVAL_MS, DEFAULT_SWEEP_RETRY_DELAY_MS,
-    DepositClientConfig, Destination, DestinationConfig, FundingConfig, LifecycleCallback,
-    MAX_SWEEP_ATTEMPTS, MIN_POLLING_INTERVAL_MS, NotificationPosition, NotificationTheme,
-    NotificationsConfig, OnrampConfig, OnrampMode, RefundConfig, resolve_destination,
+    DEFAULT_EVENT_QUEUE_CAPACITY, DEFAULT_POLLING_INTERVAL_MS, DEFAULT_PROCESSING_TIMEOUT_MS,
+    DEFAULT_RECONCILE_INTERVAL_MS, DEFAULT_SWEEP_RETRY_DELAY_MS, DepositClientConfig, Destination,
+    DestinationConfig, FundingConfig, LifecycleCallback, MAX_SWEEP_ATTEMPTS,
+    MIN_POLLING_INTERVAL_MS, NotificationPosition, NotificationTheme, NotificationsConfig,
+    OnrampConfig, OnrampMode, RefundConfig, resolve_destination,
 };
 pub use events::{
     DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,
-    SubscriptionId,
+    NotificationsCallback, SubscriptionId,
 };
+pub use history::{TokenTransactionFilter, TransactionCache};
 pub use model::{
-    DeliveredAmount, DepositAddresses, DetectedDeposit, SweepResult, SweepStatus, deposit_id,
-    explorer_tx_url,
+    DeliveredAmount, DepositAddresses, DetectedDeposit, RecoveryResult, RecoveryStatus,
+    RefundEligibility, RefundReason, RefundResult, RefundStatus, SweepResult, SweepStatus,
+    deposit_id, explorer_tx_url,
 };
+pub use notifications::{NotificationRecord, NotificationStore};
 pub use status::ClientStatus;
 pub use watcher::{DUST_THRESHOLD_USD, MIN_VALUE_TOLERANCE, meets_token_minimum, token_minimum};
 

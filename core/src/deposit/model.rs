@@ -102,6 +102,241 @@ pub struct SweepResult {
     pub delivered: Option<DeliveredAmount>,
 }
 
+/// Why a deposit is refunded, or why its refund was skipped (spec §2 `RefundReason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefundReason {
+    /// Its sweep failed for good (the automatic refund's reason).
+    SweepFailed,
+    /// The host asked for it (the manual refund's default).
+    UserRequested,
+    /// Skipped: no receiver whose address type fits the source chain (a Solana deposit
+    /// without a known Solana sender: the owner is an EVM address).
+    AddressTypeMismatch,
+    /// Skipped: the deposit does not cover the refund's gas.
+    BelowMinimum,
+}
+
+impl RefundReason {
+    /// The spec's spelling (`"sweep_failed"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RefundReason::SweepFailed => "sweep_failed",
+            RefundReason::UserRequested => "user_requested",
+            RefundReason::AddressTypeMismatch => "address_type_mismatch",
+            RefundReason::BelowMinimum => "below_minimum",
+        }
+    }
+}
+
+impl std::fmt::Display for RefundReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RefundReason {
+    type Err = crate::Error;
+
+    fn from_str(text: &str) -> crate::Result<Self> {
+        [
+            RefundReason::SweepFailed,
+            RefundReason::UserRequested,
+            RefundReason::AddressTypeMismatch,
+            RefundReason::BelowMinimum,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == text)
+        .ok_or_else(|| {
+            crate::Error::invalid_argument(format!(
+                "reason must be one of sweep_failed, user_requested, address_type_mismatch, below_minimum, got {}",
+                crate::describe::quote(text)
+            ))
+        })
+    }
+}
+
+/// Where a refund is (spec §3 `RefundResult.status`).
+///
+/// `pending` (waiting for its turn, for the auto-refund delay, for the next attempt, or for an
+/// unknown send outcome to be resolved) → `processing` (an attempt runs) → `success`, `failed`
+/// (every attempt failed; the money stays in the account) or `skipped` (not refundable:
+/// `reason` says why; the money stays in the account).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RefundStatus {
+    /// Waiting.
+    Pending,
+    /// An attempt runs.
+    Processing,
+    /// Refunded.
+    Success,
+    /// Not refunded after the attempts allowed.
+    Failed,
+    /// Not refundable.
+    Skipped,
+}
+
+impl RefundStatus {
+    /// The spec's spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RefundStatus::Pending => "pending",
+            RefundStatus::Processing => "processing",
+            RefundStatus::Success => "success",
+            RefundStatus::Failed => "failed",
+            RefundStatus::Skipped => "skipped",
+        }
+    }
+
+    /// Whether the refund is over (success, failed, skipped).
+    pub const fn is_terminal(self) -> bool {
+        matches!(self, RefundStatus::Success | RefundStatus::Failed | RefundStatus::Skipped)
+    }
+}
+
+/// A refund of one deposit (spec §2 `RefundResult`), reported at each status change as
+/// [`DepositEvent::Refund`](super::DepositEvent::Refund).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefundResult {
+    /// The deposit.
+    pub deposit_id: String,
+    /// Its token (refunded in the same token).
+    pub token: TokenType,
+    /// Its chain (refunded on the same chain).
+    pub source_chain_id: u64,
+    /// The deposit's human-readable amount (what leaves the account; the receiver gets it less
+    /// the gas, see `delivered_amount`).
+    pub amount: String,
+    /// Its USD value at detection.
+    #[serde(rename = "amountUSD")]
+    pub amount_usd: f64,
+    /// Where the refund is.
+    pub status: RefundStatus,
+    /// Why it is refunded (`sweep_failed`, `user_requested`), or why it was skipped
+    /// (`address_type_mismatch`, `below_minimum`).
+    pub reason: RefundReason,
+    /// The refund's transaction (on success).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tx_hash: Option<String>,
+    /// What went wrong (failed, skipped, or the last failed attempt while pending).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// The receiver, once chosen.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub refunded_to: Option<String>,
+    /// Whether the receiver is the deposit's original sender (else the owner).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub refunded_to_sender: Option<bool>,
+    /// depositkit's addition: attempts made so far.
+    pub attempts: u32,
+    /// depositkit's addition: what the receiver got (human-readable, after gas), on success.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub delivered_amount: Option<String>,
+    /// depositkit's addition: a block-explorer link to `tx_hash`, when the chain has one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub explorer_url: Option<String>,
+    /// depositkit's addition: the refund quote (the last one sent).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub quote_id: Option<String>,
+}
+
+impl RefundResult {
+    /// A refund of `deposit` at `status` for `reason`, with nothing else known yet.
+    pub fn new(deposit: &DetectedDeposit, status: RefundStatus, reason: RefundReason) -> Self {
+        RefundResult {
+            deposit_id: deposit.id.clone(),
+            token: deposit.token,
+            source_chain_id: deposit.chain_id,
+            amount: deposit.amount.clone(),
+            amount_usd: deposit.amount_usd,
+            status,
+            reason,
+            tx_hash: None,
+            error: None,
+            refunded_to: None,
+            refunded_to_sender: None,
+            attempts: 0,
+            delivered_amount: None,
+            explorer_url: None,
+            quote_id: None,
+        }
+    }
+}
+
+/// Whether a deposit can be refunded now (spec §4 `canRefund`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefundEligibility {
+    /// Whether `refund(id)` would try to send the money back.
+    pub eligible: bool,
+    /// The spec's reason: when eligible, the reason a refund would carry (`sweep_failed` after
+    /// a failed sweep, else `user_requested`); when not, `address_type_mismatch` or
+    /// `below_minimum` if one of them is why, else `None` (see `message`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<RefundReason>,
+    /// Why, in words (always set when not eligible).
+    pub message: String,
+    /// Who would receive the refund.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub refund_address: Option<String>,
+    /// Whether that is the original sender (else the owner).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub refund_to_sender: Option<bool>,
+}
+
+/// The outcome of recovering one asset (spec §3 `RecoveryResult.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryStatus {
+    /// Swept to the destination.
+    Success,
+    /// Not swept; `error` says why (the money stays in the account).
+    Failed,
+    /// Not tried: dust (≤ $0.10) or worth less than the fees.
+    Skipped,
+}
+
+impl RecoveryStatus {
+    /// The spec's spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RecoveryStatus::Success => "success",
+            RecoveryStatus::Failed => "failed",
+            RecoveryStatus::Skipped => "skipped",
+        }
+    }
+}
+
+/// The recovery of one asset's stuck funds (spec §2 `RecoveryResult`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecoveryResult {
+    /// The token.
+    pub token: TokenType,
+    /// The chain it sat on.
+    pub chain_id: u64,
+    /// The stuck amount, human-readable.
+    pub amount: String,
+    /// Its USD value.
+    #[serde(rename = "amountUSD")]
+    pub amount_usd: f64,
+    /// Success, failed or skipped.
+    pub status: RecoveryStatus,
+    /// Why it failed or was skipped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// The sweep's transaction (on success).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tx_hash: Option<String>,
+    /// depositkit's addition: the stuck amount in smallest units (decimal string).
+    pub raw_amount: String,
+    /// depositkit's addition: what was delivered (on success).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub delivered: Option<DeliveredAmount>,
+}
+
 /// The id of the deposit that raised `account_id`'s cumulative `received` total of `token` on
 /// `chain_id` from `from` to `to` (smallest units). The same deposit gets the same id in every
 /// phase, in every process and after a restart; the clock plays no part.

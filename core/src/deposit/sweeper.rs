@@ -1,23 +1,35 @@
-//! The sweeper: delivers each detected deposit to the destination, one sweep at a time per
-//! client (a serial queue task).
+//! The executor and the sweeper.
 //!
-//! One attempt: read the destination (at execution time, so changes apply to queued sweeps and
-//! retries), quote exactly the deposit (its chain, token and raw amount), have the signer sign
-//! the quote's `rootHash`, send. A refused session (HTTP 401) is renewed once per request.
+//! **One serial executor per client** runs every job that moves money — sweeps, refunds
+//! (`refund.rs`) and recoveries (`recovery.rs`) — one at a time, from one unbounded FIFO. A
+//! deposit is therefore never swept and refunded at the same time (reference defect 17), and
+//! the decision that ends a deposit (credited or refunded) is taken under the state lock by
+//! that one task.
+//!
+//! A sweep attempt: read the destination (at execution time, so changes apply to queued sweeps
+//! and retries), quote exactly the deposit (its chain, token and raw amount), have the signer
+//! sign the quote's `rootHash`, send. A refused session (HTTP 401) is renewed once per request.
 //!
 //! Failures where no money moved — the quote or the signature failed, the send was refused
 //! (400, 409, 410), the service reported `failed` — are retried: three attempts in total,
-//! `sweep_retry_delay_ms` apart (reference §8.6), then the deposit is `failed` and waits for a
-//! manual [`sweep`](super::DepositClient::sweep).
+//! `sweep_retry_delay_ms` apart (reference §8.6), then the deposit is `failed`. With
+//! `refund.enabled` its auto-refund starts (`refund.rs`); else it waits for a manual
+//! [`sweep`](super::DepositClient::sweep), [`refund`](super::DepositClient::refund) or
+//! [`recover_funds`](super::DepositClient::recover_funds).
 //!
 //! A send without a definite answer (timeout, reset, 429, 5xx) is never repeated blindly: the
-//! sweeper asks `GET /v1/sweeps/{quoteId}`. A known outcome is taken; 404 `NOT_SENT` means the
+//! executor asks `GET /v1/sweeps/{quoteId}`. A known outcome is taken; 404 `NOT_SENT` means the
 //! service never executed it, and the same quote (idempotent per `quoteId`) is sent again. If
 //! the outcome stays unknown the deposit is reported `failed` with an error saying so; it is
-//! never quoted again automatically (no double spend) and a manual `sweep(id)` first resolves
-//! that same quote.
+//! never quoted again while the outcome is unknown. The same quote is resolved again
+//! automatically after `reconcile_interval_ms` (doubling per round, at most ten minutes), or at
+//! once by a manual `sweep(id)`: so a client whose service was down recovers by itself.
+//!
+//! **Watchdog**: an attempt running longer than `processing_timeout_ms` is ended. If no send
+//! was under way it is a failed attempt (nothing moved; retried as above); if a send was under
+//! way its outcome is unknown and resolved as above. No deposit stays `processing` silently.
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
@@ -25,24 +37,34 @@ use tokio::sync::{mpsc, oneshot};
 use super::client::{DepositState, Inner};
 use super::config::{Destination, MAX_SWEEP_ATTEMPTS};
 use super::events::{DepositEvent, DepositPhase};
-use super::model::{DeliveredAmount, DetectedDeposit, SweepResult, SweepStatus, explorer_tx_url};
-use crate::services::{
-    Quote, QuoteDestination, QuoteRequest, QuoteSource, SendError, SendResult, SendStatus,
-    with_session,
+use super::model::{
+    DeliveredAmount, DetectedDeposit, RecoveryResult, RefundResult, SweepResult, SweepStatus,
+    explorer_tx_url,
 };
-use crate::units::{format_units, parse_raw_amount};
+use crate::error::Result;
+use crate::services::{
+    CallError, Quote, QuoteDestination, QuotePurpose, QuoteRequest, QuoteSource, SendError,
+    SendResult, SendStatus, with_session,
+};
+use crate::units::{U256, format_units, parse_raw_amount};
 
 /// How long a `pending` send is followed before its outcome is declared unknown.
 const PENDING_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often an ambiguous send is resolved and sent again before giving up.
 const SEND_ROUNDS: u32 = 3;
+/// The longest wait between two automatic resolutions of an unknown outcome.
+const MAX_RECONCILE_INTERVAL: Duration = Duration::from_secs(600);
 
-/// A sweep waiting in the queue.
+/// A job of the serial executor.
 #[derive(Debug)]
-pub(crate) struct SweepJob {
-    pub deposit_id: String,
-    /// Set for a manual sweep: one attempt, its result sent here.
-    pub reply: Option<oneshot::Sender<SweepResult>>,
+pub(crate) enum Job {
+    /// Sweep a deposit. With a reply: a manual sweep, one attempt, its result sent there.
+    Sweep { deposit_id: String, reply: Option<oneshot::Sender<SweepResult>> },
+    /// Refund a deposit (its reason and mode are in its record). With a reply: a manual
+    /// refund.
+    Refund { deposit_id: String, reply: Option<oneshot::Sender<Result<RefundResult>>> },
+    /// Recover the stuck funds.
+    Recover { reply: oneshot::Sender<Result<Vec<RecoveryResult>>> },
 }
 
 /// A signed quote whose send was attempted.
@@ -50,10 +72,25 @@ pub(crate) struct SweepJob {
 pub(crate) struct SentQuote {
     pub quote: Quote,
     pub signature: String,
+    /// Where it delivers (for a refund: the receiver on the source chain, in the deposit's
+    /// token).
     pub destination: Destination,
+    pub purpose: QuotePurpose,
+    /// For a refund: whether the receiver is the deposit's original sender.
+    pub to_sender: bool,
 }
 
-/// How one attempt ended.
+/// How a send ended.
+pub(crate) enum Delivery {
+    /// Executed: the final answer (`success`).
+    Done(SendResult),
+    /// Certainly not executed: no money moved.
+    NotExecuted(String),
+    /// The outcome could not be learned.
+    Unknown(String),
+}
+
+/// How one sweep attempt ended.
 enum Outcome {
     Credited(SweepResult),
     /// No money moved; may be tried again.
@@ -62,27 +99,60 @@ enum Outcome {
     Unknown(String, SentQuote),
 }
 
+/// Where an attempt got to, for the watchdog: the quote being sent, once signed.
+pub(crate) type Progress = Mutex<Option<SentQuote>>;
+
+pub(crate) fn set_progress(progress: &Progress, sent: &SentQuote) {
+    *progress.lock().unwrap_or_else(|e| e.into_inner()) = Some(sent.clone());
+}
+
+pub(crate) fn take_progress(progress: &Progress) -> Option<SentQuote> {
+    progress.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
 impl Inner {
-    pub(crate) async fn sweep_loop(weak: Weak<Inner>, mut jobs: mpsc::UnboundedReceiver<SweepJob>) {
+    pub(crate) async fn executor_loop(weak: Weak<Inner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
         while let Some(job) = jobs.recv().await {
             let Some(inner) = weak.upgrade() else { return };
             if inner.is_closed() {
                 return;
             }
-            let manual = job.reply.is_some();
-            let result = Arc::clone(&inner).run_job(&job.deposit_id, manual).await;
-            if let (Some(reply), Some(result)) = (job.reply, result) {
-                let _ = reply.send(result);
+            match job {
+                Job::Sweep { deposit_id, reply } => {
+                    let manual = reply.is_some();
+                    let result = Arc::clone(&inner).run_sweep(&deposit_id, manual).await;
+                    if let (Some(reply), Some(result)) = (reply, result) {
+                        let _ = reply.send(result);
+                    }
+                }
+                Job::Refund { deposit_id, reply } => {
+                    let manual = reply.is_some();
+                    let result = Arc::clone(&inner).run_refund(&deposit_id, manual).await;
+                    if let (Some(reply), Some(result)) = (reply, result) {
+                        let _ = reply.send(result);
+                    }
+                }
+                Job::Recover { reply } => {
+                    let result = Arc::clone(&inner).run_recovery().await;
+                    let _ = reply.send(result);
+                }
             }
         }
     }
 
-    /// One attempt of one deposit; `None` when the deposit is gone (delivered or unknown).
-    async fn run_job(self: Arc<Self>, deposit_id: &str, manual: bool) -> Option<SweepResult> {
+    /// One sweep attempt of one deposit; `None` when the deposit is gone or no longer queued
+    /// for a sweep (a refund took it over).
+    async fn run_sweep(self: Arc<Self>, deposit_id: &str, manual: bool) -> Option<SweepResult> {
         let (deposit, prior, destination, change) = {
             let mut state = self.state();
             let destination = state.destination.clone();
             let record = state.deposits.get_mut(deposit_id)?;
+            if record.state != DepositState::Queued {
+                let why = format!(
+                    "Deposit {deposit_id} is no longer queued for a sweep (a refund took it over)"
+                );
+                return manual.then(|| failed_result(deposit_id, why));
+            }
             record.state = DepositState::Sweeping;
             record.attempts += 1;
             let taken = (record.deposit.clone(), record.unresolved.take());
@@ -95,14 +165,39 @@ impl Inner {
             &deposit,
             prior.as_ref().map_or(&destination, |p| &p.destination),
         )));
-        let outcome = match prior {
-            Some(sent) => self.deliver(&deposit, sent).await,
-            None => self.attempt(&deposit, &destination).await,
+        let progress = Progress::default();
+        let work = async {
+            match prior {
+                Some(sent) => {
+                    set_progress(&progress, &sent);
+                    self.deliver(&deposit, sent).await
+                }
+                None => self.attempt(&deposit, &destination, &progress).await,
+            }
         };
-        Some(self.finish(&deposit, &destination, manual, outcome))
+        let limit = self.config.processing_timeout;
+        let outcome = match tokio::time::timeout(limit, work).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let ms = limit.as_millis();
+                match take_progress(&progress) {
+                    Some(sent) => Outcome::Unknown(
+                        unknown(
+                            &sent.quote.quote_id,
+                            &format!("the attempt gave no final answer within {ms} ms (watchdog)"),
+                        ),
+                        sent,
+                    ),
+                    None => Outcome::Failed(format!(
+                        "Sweep attempt ended by the watchdog after {ms} ms; nothing was sent"
+                    )),
+                }
+            }
+        };
+        Some(self.finish_sweep(&deposit, &destination, manual, outcome))
     }
 
-    fn finish(
+    fn finish_sweep(
         self: &Arc<Self>,
         deposit: &DetectedDeposit,
         destination: &Destination,
@@ -129,7 +224,7 @@ impl Inner {
                     event.transaction_id = Some(sweep.transaction_id.clone());
                     event.explorer_url =
                         Some(sweep.explorer_url.clone()).filter(|url| !url.is_empty());
-                    events.push(event);
+                    events.push(DepositEvent::Lifecycle(event));
                     result = sweep;
                 }
                 Outcome::Failed(error) => {
@@ -139,52 +234,51 @@ impl Inner {
                             .deposits
                             .get(&deposit.id)
                             .is_some_and(|r| r.attempts < MAX_SWEEP_ATTEMPTS);
-                    if let Some(record) = state.deposits.get_mut(&deposit.id) {
-                        if retry {
-                            record.state = DepositState::RetryWait;
-                        } else {
-                            record.state = DepositState::Waiting;
-                            record.attempts = 0;
-                        }
-                    }
-                    let attempts_note = if manual {
-                        String::new()
-                    } else {
-                        format!(" (after {MAX_SWEEP_ATTEMPTS} attempts)")
-                    };
-                    result = SweepResult {
-                        deposit_id: deposit.id.clone(),
-                        transaction_id: String::new(),
-                        explorer_url: String::new(),
-                        status: SweepStatus::Failed,
-                        error: Some(error.clone()),
-                        delivered: None,
-                    };
+                    result = failed_result(&deposit.id, error.clone());
                     if retry {
+                        if let Some(record) = state.deposits.get_mut(&deposit.id) {
+                            record.state = DepositState::RetryWait;
+                        }
                         let weak = Arc::downgrade(self);
-                        let delay = self.config.sweep_retry_delay;
                         let id = deposit.id.clone();
-                        state.timers.retain(|t| !t.is_finished());
-                        state.timers.push(self.runtime.spawn(async move {
-                            tokio::time::sleep(delay).await;
+                        state.after(&self.runtime, self.config.sweep_retry_delay, async move {
                             if let Some(inner) = weak.upgrade() {
-                                inner.requeue(&id);
+                                inner.requeue_sweep(&id, DepositState::RetryWait);
                             }
-                        }));
+                        });
                     } else {
                         state.remember_result(result.clone());
+                        let attempts_note = if manual {
+                            String::new()
+                        } else {
+                            format!(" (after {MAX_SWEEP_ATTEMPTS} attempts)")
+                        };
                         let mut event =
                             Inner::lifecycle(DepositPhase::Failed, deposit, destination);
                         event.error = Some(format!("{error}{attempts_note}"));
-                        events.push(event);
+                        events.push(DepositEvent::Lifecycle(event));
+                        let auto_refund =
+                            !manual && self.config.refund.enabled && !self.is_closed();
+                        if let Some(record) = state.deposits.get_mut(&deposit.id) {
+                            record.attempts = 0;
+                            record.sweep_failed = true;
+                            record.state = DepositState::Failed;
+                        }
+                        if auto_refund
+                            && let Some(update) = self.start_auto_refund(&mut state, deposit)
+                        {
+                            events.push(DepositEvent::Refund(update));
+                        }
                     }
                 }
                 Outcome::Unknown(error, sent) => {
-                    if let Some(record) = state.deposits.get_mut(&deposit.id) {
+                    let rounds = state.deposits.get_mut(&deposit.id).map(|record| {
                         record.state = DepositState::Unresolved;
                         record.attempts = 0;
                         record.unresolved = Some(sent.clone());
-                    }
+                        record.reconcile_rounds += 1;
+                        record.reconcile_rounds
+                    });
                     result = SweepResult {
                         deposit_id: deposit.id.clone(),
                         transaction_id: String::new(),
@@ -197,116 +291,191 @@ impl Inner {
                     let mut event =
                         Inner::lifecycle(DepositPhase::Failed, deposit, &sent.destination);
                     event.error = Some(error);
-                    events.push(event);
+                    events.push(DepositEvent::Lifecycle(event));
+                    if let Some(rounds) = rounds {
+                        self.schedule_reconcile(&mut state, &deposit.id, rounds);
+                    }
                 }
+            }
+            // The history changed: the caches go before anyone hears of it.
+            self.invalidate_history();
+            // Out before the lock is released: a job started next (a retry, a refund) cannot
+            // report before them.
+            for event in events {
+                self.hub.emit(event);
             }
             state.recount()
         };
-        for event in events {
-            self.hub.emit(DepositEvent::Lifecycle(event));
-        }
         self.emit_status(change);
         result
     }
 
-    /// Puts a deposit waiting for its retry back in the queue.
-    fn requeue(&self, deposit_id: &str) {
-        let mut state = self.state();
-        let Some(tx) = state.sweep_tx.clone() else { return };
-        if let Some(record) = state.deposits.get_mut(deposit_id)
-            && record.state == DepositState::RetryWait
-        {
-            record.state = DepositState::Queued;
-            let _ = tx.send(SweepJob { deposit_id: deposit_id.to_owned(), reply: None });
+    /// Resolves `deposit_id`'s unknown outcome again after a while (its sweep's or its
+    /// refund's, whichever is unresolved then).
+    pub(crate) fn schedule_reconcile(
+        self: &Arc<Self>,
+        state: &mut super::client::State,
+        deposit_id: &str,
+        rounds: u32,
+    ) {
+        if self.is_closed() {
+            return;
         }
+        let factor = 2u32.saturating_pow(rounds.saturating_sub(1).min(16));
+        let delay =
+            self.config.reconcile_interval.saturating_mul(factor).min(MAX_RECONCILE_INTERVAL);
+        let weak = Arc::downgrade(self);
+        let id = deposit_id.to_owned();
+        state.after(&self.runtime, delay, async move {
+            if let Some(inner) = weak.upgrade() {
+                inner.requeue_sweep(&id, DepositState::Unresolved);
+                inner.requeue_refund(&id, &[DepositState::RefundUnresolved]);
+            }
+        });
+    }
+
+    /// Puts a deposit that is in state `from` back in the queue for a sweep.
+    fn requeue_sweep(&self, deposit_id: &str, from: DepositState) {
+        let change = {
+            let mut state = self.state();
+            let Some(tx) = state.jobs.clone() else { return };
+            match state.deposits.get_mut(deposit_id) {
+                Some(record) if record.state == from => {
+                    record.state = DepositState::Queued;
+                    let _ = tx.send(Job::Sweep { deposit_id: deposit_id.to_owned(), reply: None });
+                }
+                _ => return,
+            }
+            state.recount()
+        };
+        self.emit_status(change);
     }
 
     /// Quote, sign, send.
-    async fn attempt(&self, deposit: &DetectedDeposit, destination: &Destination) -> Outcome {
-        let account_id = match self.account_id() {
-            Ok(id) => id,
-            Err(e) => return Outcome::Failed(e.message().to_owned()),
+    async fn attempt(
+        &self,
+        deposit: &DetectedDeposit,
+        destination: &Destination,
+        progress: &Progress,
+    ) -> Outcome {
+        let quote = match self
+            .quote_for(
+                deposit.chain_id,
+                deposit.token.symbol(),
+                deposit.raw_amount,
+                destination,
+                QuotePurpose::Sweep,
+                None,
+            )
+            .await
+        {
+            Ok(quote) => quote,
+            Err(e) => return Outcome::Failed(format!("Quote failed: {e}")),
         };
+        let signature = match self.sign(&quote.root_hash).await {
+            Ok(signature) => signature,
+            Err(e) => return Outcome::Failed(format!("Signing failed: {e}")),
+        };
+        let sent = SentQuote {
+            quote,
+            signature,
+            destination: destination.clone(),
+            purpose: QuotePurpose::Sweep,
+            to_sender: false,
+        };
+        set_progress(progress, &sent);
+        self.deliver(deposit, sent).await
+    }
+
+    /// A quote of exactly `raw_amount` of `token` on `chain_id` to `destination`.
+    pub(crate) async fn quote_for(
+        &self,
+        chain_id: u64,
+        token: &str,
+        raw_amount: U256,
+        destination: &Destination,
+        purpose: QuotePurpose,
+        deposit_id: Option<&str>,
+    ) -> std::result::Result<Quote, CallError> {
+        let account_id = self.account_id().map_err(CallError::Transport)?;
         let request = QuoteRequest {
             account_id,
-            source: QuoteSource {
-                chain_id: deposit.chain_id,
-                token: deposit.token.symbol().to_owned(),
-                raw_amount: deposit.raw_amount,
-            },
+            source: QuoteSource { chain_id, token: token.to_owned(), raw_amount },
             destination: QuoteDestination {
                 chain_id: destination.chain_id,
                 token: destination.token.symbol().to_owned(),
                 address: destination.address.clone(),
             },
+            purpose,
+            deposit_id: deposit_id.map(str::to_owned),
         };
-        let quote = match with_session(&self.session, |jwt| {
+        with_session(&self.session, |jwt| {
             let account = &self.account;
             let request = &request;
             async move { account.quote(&jwt, request).await }
         })
         .await
-        {
-            Ok(quote) => quote,
-            Err(e) => return Outcome::Failed(format!("Quote failed: {e}")),
-        };
-        let signature = match with_session(&self.session, |jwt| {
+    }
+
+    /// The intermediary's signature of `root_hash`.
+    pub(crate) async fn sign(&self, root_hash: &str) -> std::result::Result<String, CallError> {
+        with_session(&self.session, |jwt| {
             let signer = &self.signer;
-            let root = quote.root_hash.clone();
-            async move { signer.sign(&jwt, &root).await }
+            async move { signer.sign(&jwt, root_hash).await }
         })
         .await
-        {
-            Ok(signature) => signature.signature,
-            Err(e) => return Outcome::Failed(format!("Signing failed: {e}")),
-        };
-        let sent = SentQuote { quote, signature, destination: destination.clone() };
-        self.deliver(deposit, sent).await
+        .map(|s| s.signature)
     }
 
     /// Sends `sent`, resolving an ambiguous answer through the sweep's status.
     async fn deliver(&self, deposit: &DetectedDeposit, sent: SentQuote) -> Outcome {
-        let quote_id = sent.quote.quote_id.clone();
+        match self.execute(&sent).await {
+            Delivery::Done(answer) => Outcome::Credited(credited(deposit, &sent, &answer)),
+            Delivery::NotExecuted(error) => Outcome::Failed(error),
+            Delivery::Unknown(why) => Outcome::Unknown(unknown(&sent.quote.quote_id, &why), sent),
+        }
+    }
+
+    /// Sends `sent` and learns its outcome: a send without a definite answer is resolved with
+    /// `GET /v1/sweeps/{quoteId}`; `NOT_SENT` sends the same quote again (idempotent), up to
+    /// three rounds; a `pending` answer is followed until final (at most 60 s).
+    pub(crate) async fn execute(&self, sent: &SentQuote) -> Delivery {
+        let quote_id = &sent.quote.quote_id;
         let mut last_error = String::new();
         for _ in 0..SEND_ROUNDS {
-            match self.send(&sent).await {
-                Ok(answer) => return self.settle(deposit, sent, answer).await,
-                Err(SendError::Refused(e)) => return Outcome::Failed(format!("Send refused: {e}")),
+            match self.send(sent).await {
+                Ok(answer) => return self.follow(sent, answer).await,
+                Err(SendError::Refused(e)) => {
+                    return Delivery::NotExecuted(format!("Send refused: {e}"));
+                }
                 Err(SendError::Unknown { error, maybe_sent: false }) => {
-                    return Outcome::Failed(format!(
+                    return Delivery::NotExecuted(format!(
                         "Send failed before reaching the service: {}",
                         error.message()
                     ));
                 }
                 Err(SendError::Unknown { error, maybe_sent: true }) => {
-                    match self.status_of(&quote_id).await {
-                        Ok(Some(answer)) => return self.settle(deposit, sent, answer).await,
+                    match self.status_of(quote_id).await {
+                        Ok(Some(answer)) => return self.follow(sent, answer).await,
                         // Never executed: sending the same quote again is safe (idempotent).
                         Ok(None) => last_error = error.message().to_owned(),
                         Err(status_error) => {
-                            return Outcome::Unknown(
-                                unknown(
-                                    &quote_id,
-                                    &format!(
-                                        "the send failed ({}) and its status could not be read ({status_error})",
-                                        error.message()
-                                    ),
-                                ),
-                                sent,
-                            );
+                            return Delivery::Unknown(format!(
+                                "the send failed ({}) and its status could not be read ({status_error})",
+                                error.message()
+                            ));
                         }
                     }
                 }
             }
         }
-        let why = format!(
+        Delivery::Unknown(format!(
             "the send failed {SEND_ROUNDS} times ({last_error}) while the service reported it NOT_SENT"
-        );
-        Outcome::Unknown(unknown(&quote_id, &why), sent)
+        ))
     }
 
     /// One send with the session, renewed once if refused.
-    async fn send(&self, sent: &SentQuote) -> Result<SendResult, SendError> {
+    async fn send(&self, sent: &SentQuote) -> std::result::Result<SendResult, SendError> {
         let not_sent = |e: crate::Error| SendError::Unknown { error: e, maybe_sent: false };
         let session = self.session.get().await.map_err(not_sent)?;
         let id = &sent.quote.quote_id;
@@ -319,10 +488,11 @@ impl Inner {
         }
     }
 
-    async fn status_of(
+    /// The outcome of a sent quote: `None` when the service never executed it (`NOT_SENT`).
+    pub(crate) async fn status_of(
         &self,
         quote_id: &str,
-    ) -> Result<Option<SendResult>, crate::services::CallError> {
+    ) -> std::result::Result<Option<SendResult>, CallError> {
         with_session(&self.session, |jwt| {
             let account = &self.account;
             async move { account.sweep_status(&jwt, quote_id).await }
@@ -330,38 +500,40 @@ impl Inner {
         .await
     }
 
-    /// Turns a send's answer into an outcome, following a `pending` one.
-    async fn settle(
-        &self,
-        deposit: &DetectedDeposit,
-        sent: SentQuote,
-        answer: SendResult,
-    ) -> Outcome {
+    /// Follows a send's answer until it is final.
+    pub(crate) async fn follow(&self, sent: &SentQuote, answer: SendResult) -> Delivery {
         let started = Instant::now();
         let mut answer = answer;
         let mut wait = Duration::from_millis(100);
+        let label = match sent.purpose {
+            QuotePurpose::Sweep => "Sweep",
+            QuotePurpose::Refund => "Refund",
+        };
         loop {
             match answer.status {
-                SendStatus::Success => return Outcome::Credited(credited(deposit, &sent, &answer)),
+                SendStatus::Success => return Delivery::Done(answer),
                 SendStatus::Failed => {
-                    return Outcome::Failed(format!(
-                        "Sweep failed: {}",
+                    return Delivery::NotExecuted(format!(
+                        "{label} failed: {}",
                         answer.error.as_deref().unwrap_or("the service gave no reason")
                     ));
                 }
                 SendStatus::Pending => {}
             }
             if started.elapsed() >= PENDING_TIMEOUT {
-                let why = format!("it was still pending after {} s", PENDING_TIMEOUT.as_secs());
-                return Outcome::Unknown(unknown(&sent.quote.quote_id, &why), sent);
+                return Delivery::Unknown(format!(
+                    "it was still pending after {} s",
+                    PENDING_TIMEOUT.as_secs()
+                ));
             }
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(Duration::from_secs(2));
             match self.status_of(&sent.quote.quote_id).await {
                 Ok(Some(next)) => answer = next,
                 Ok(None) => {
-                    let why = "the service reported it pending, then NOT_SENT";
-                    return Outcome::Unknown(unknown(&sent.quote.quote_id, why), sent);
+                    return Delivery::Unknown(
+                        "the service reported it pending, then NOT_SENT".to_owned(),
+                    );
                 }
                 Err(_) => {} // keep following until the deadline
             }
@@ -369,14 +541,27 @@ impl Inner {
     }
 }
 
-fn unknown(quote_id: &str, why: &str) -> String {
+fn failed_result(deposit_id: &str, error: String) -> SweepResult {
+    SweepResult {
+        deposit_id: deposit_id.to_owned(),
+        transaction_id: String::new(),
+        explorer_url: String::new(),
+        status: SweepStatus::Failed,
+        error: Some(error),
+        delivered: None,
+    }
+}
+
+pub(crate) fn unknown(quote_id: &str, why: &str) -> String {
     format!(
         "The outcome of sweep quote {quote_id} is unknown: {why}. The deposit must be reconciled \
          before it is swept again (sweep(id) resolves this quote; it is never quoted anew)"
     )
 }
 
-fn credited(deposit: &DetectedDeposit, sent: &SentQuote, answer: &SendResult) -> SweepResult {
+/// What a delivered sweep's answer says: the delivered amount (the answer's, else the
+/// quote's) and an explorer link.
+pub(crate) fn delivered(sent: &SentQuote, answer: &SendResult) -> (DeliveredAmount, String) {
     let raw = answer
         .delivered_raw_amount
         .as_deref()
@@ -389,22 +574,32 @@ fn credited(deposit: &DetectedDeposit, sent: &SentQuote, answer: &SendResult) ->
         .filter(|url| !url.is_empty())
         .or_else(|| explorer_tx_url(sent.destination.chain_id, &answer.transaction_id))
         .unwrap_or_default();
+    let amount = DeliveredAmount {
+        chain_id: sent.destination.chain_id,
+        token: sent.destination.token,
+        address: sent.destination.address.clone(),
+        raw_amount: raw.to_string(),
+        amount: format_units(raw, decimals).unwrap_or_else(|_| raw.to_string()),
+        decimals,
+        value_usd: sent.quote.source_value_usd,
+        fees: sent.quote.fees,
+        quote_id: sent.quote.quote_id.clone(),
+    };
+    (amount, explorer_url)
+}
+
+pub(crate) fn credited(
+    deposit: &DetectedDeposit,
+    sent: &SentQuote,
+    answer: &SendResult,
+) -> SweepResult {
+    let (amount, explorer_url) = delivered(sent, answer);
     SweepResult {
         deposit_id: deposit.id.clone(),
         transaction_id: answer.transaction_id.clone(),
         explorer_url,
         status: SweepStatus::Success,
         error: None,
-        delivered: Some(DeliveredAmount {
-            chain_id: sent.destination.chain_id,
-            token: sent.destination.token,
-            address: sent.destination.address.clone(),
-            raw_amount: raw.to_string(),
-            amount: format_units(raw, decimals).unwrap_or_else(|_| raw.to_string()),
-            decimals,
-            value_usd: sent.quote.source_value_usd,
-            fees: sent.quote.fees,
-            quote_id: sent.quote.quote_id.clone(),
-        }),
+        delivered: Some(amount),
     }
 }

@@ -63,14 +63,18 @@ pub(crate) struct Thresholds {
 /// How one deposit was judged.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Finding {
-    /// Worth sweeping.
-    Deposit(DetectedDeposit),
+    /// Worth sweeping, with the range of the cumulative `received` total it covers.
+    Deposit(DetectedDeposit, (U256, U256)),
     /// Below a threshold, with the reason.
     BelowThreshold(DetectedDeposit, String),
 }
 
-/// Judges one deposit of `amount` against the thresholds; `None` for dust.
-pub(crate) fn judge(deposit: DetectedDeposit, thresholds: &Thresholds) -> Option<Finding> {
+/// Judges one deposit covering `range` against the thresholds; `None` for dust.
+pub(crate) fn judge(
+    deposit: DetectedDeposit,
+    range: (U256, U256),
+    thresholds: &Thresholds,
+) -> Option<Finding> {
     let usd = deposit.amount_usd;
     if usd.is_nan() || usd <= DUST_THRESHOLD_USD {
         return None;
@@ -92,7 +96,7 @@ pub(crate) fn judge(deposit: DetectedDeposit, thresholds: &Thresholds) -> Option
         );
         return Some(Finding::BelowThreshold(deposit, why));
     }
-    Some(Finding::Deposit(deposit))
+    Some(Finding::Deposit(deposit, range))
 }
 
 /// The watcher's memory: the last `received` of every line, and the ids already reported.
@@ -165,7 +169,7 @@ impl Detector {
                 decimals: line.decimals,
                 detected_at: now_ms,
             };
-            if let Some(finding) = judge(deposit, thresholds) {
+            if let Some(finding) = judge(deposit, range, thresholds) {
                 self.remember(id);
                 findings.push(finding);
             }
@@ -222,7 +226,7 @@ mod tests {
         findings
             .iter()
             .map(|f| match f {
-                Finding::Deposit(d) => ("detected".into(), d.amount.clone()),
+                Finding::Deposit(d, _) => ("detected".into(), d.amount.clone()),
                 Finding::BelowThreshold(d, _) => ("below".into(), d.amount.clone()),
             })
             .collect()
@@ -259,7 +263,7 @@ mod tests {
         let mut b = Detector::default();
         let fb = b.observe("acc", &[line(1, "USDC", 6, 5_000_000, 5_000_000, 1.0)], &t, 99);
         let id = |f: &Finding| match f {
-            Finding::Deposit(d) | Finding::BelowThreshold(d, _) => d.id.clone(),
+            Finding::Deposit(d, _) | Finding::BelowThreshold(d, _) => d.id.clone(),
         };
         assert_eq!(id(&fa[0]), id(&fb[0]));
     }

@@ -91,6 +91,27 @@ pub struct QuoteDestination {
     pub address: String,
 }
 
+/// What a quote is for (`docs/protocol.md` §3, "Refund transfers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuotePurpose {
+    /// A conversion to the destination (the default).
+    #[default]
+    Sweep,
+    /// A transfer back on the source chain in the source token, gas the only fee.
+    Refund,
+}
+
+impl QuotePurpose {
+    /// The protocol's spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            QuotePurpose::Sweep => "sweep",
+            QuotePurpose::Refund => "refund",
+        }
+    }
+}
+
 /// A request for a quote of one deposit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuoteRequest {
@@ -100,6 +121,10 @@ pub struct QuoteRequest {
     pub source: QuoteSource,
     /// Where it goes.
     pub destination: QuoteDestination,
+    /// A sweep (default) or a refund.
+    pub purpose: QuotePurpose,
+    /// The deposit this transfer belongs to, recorded by the service with the quote.
+    pub deposit_id: Option<String>,
 }
 
 /// The fees of a quote, in USD.
@@ -202,6 +227,45 @@ pub struct SendResult {
     /// Why it failed (status `failed`).
     #[serde(default)]
     pub error: Option<String>,
+    /// The deposit the quote was made for, when the quote named one (refunds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deposit_id: Option<String>,
+}
+
+/// One incoming transfer of a `received` range (`GET /v1/receipts`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The transfer's hash.
+    pub tx_hash: String,
+    /// Who sent it, when known.
+    pub sender: Option<String>,
+    /// Its amount, smallest units.
+    pub raw_amount: U256,
+    /// The account's cumulative `received` before it.
+    pub received_before: U256,
+    /// The account's cumulative `received` after it.
+    pub received_after: U256,
+    /// When it arrived, unix milliseconds.
+    pub timestamp: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawReceipt {
+    #[serde(default, deserialize_with = "lenient_string")]
+    tx_hash: String,
+    #[serde(default)]
+    sender: Option<String>,
+    raw_amount: String,
+    received_before: String,
+    received_after: String,
+    #[serde(default)]
+    timestamp: u64,
+}
+
+#[derive(Deserialize)]
+struct RawReceipts {
+    receipts: Vec<RawReceipt>,
 }
 
 /// Why a send has no definite answer, or which definite refusal it got.
@@ -262,6 +326,10 @@ pub struct UaChange {
     pub from: String,
     #[serde(deserialize_with = "lenient_string")]
     pub to: String,
+    /// depositkit's addition: the amount in smallest units (decimal string), when the service
+    /// sends it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_amount: Option<String>,
 }
 
 /// The spec's `UATransaction.detail`.
@@ -273,7 +341,9 @@ pub struct UaDetail {
 }
 
 /// A transaction of the account (spec §2 `UATransaction`): incoming deposits (`tag`
-/// `"receive"`) and sweeps (`tag` `"sweep"`).
+/// `"receive"`), sweeps (`tag` `"sweep"`) and refunds (`tag` `"refund"`). `status` is 1 for
+/// success, 0 pending, −1 failed. `quote_id` and `deposit_id` are depositkit's additions, set
+/// when the service sends them (sweeps and refunds).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 #[allow(missing_docs)]
@@ -292,18 +362,40 @@ pub struct UaTransaction {
     pub status: i64,
     pub from_chains: Vec<u64>,
     pub to_chains: Vec<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quote_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deposit_id: Option<String>,
 }
+
+/// The spec's spelling of [`UaTransaction`].
+pub type UATransaction = UaTransaction;
 
 /// A page of transactions (spec §2 `TransactionsResponse`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TransactionsPage {
+pub struct TransactionsResponse {
     /// Newest first.
     pub transactions: Vec<UaTransaction>,
     /// The page number (from 1).
     pub page: u32,
     /// The page size.
     pub page_size: u32,
+}
+
+/// The former name of [`TransactionsResponse`].
+pub type TransactionsPage = TransactionsResponse;
+
+/// A cursor-paged list of one token's transactions (spec §2 `TokenTransactionsResponse`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenTransactionsResponse {
+    /// Newest first.
+    #[serde(default)]
+    pub transactions: Vec<UaTransaction>,
+    /// The cursor of the next page; `None` on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_page_token: Option<String>,
 }
 
 /// Client of the universal-account service.
@@ -395,8 +487,9 @@ impl AccountClient {
     pub async fn quote(&self, jwt: &str, request: &QuoteRequest) -> Result<Quote, CallError> {
         const WHAT: &str = "sweep quote";
         let url = format!("{}/v1/sweeps/quote", self.base_url);
-        let body = json!({
+        let mut body = json!({
             "accountId": request.account_id,
+            "purpose": request.purpose.as_str(),
             "source": {
                 "chainId": request.source.chain_id,
                 "token": request.source.token,
@@ -407,8 +500,11 @@ impl AccountClient {
                 "token": request.destination.token,
                 "address": request.destination.address,
             },
-        })
-        .to_string();
+        });
+        if let Some(deposit_id) = &request.deposit_id {
+            body["depositId"] = json!(deposit_id);
+        }
+        let body = body.to_string();
         let reply =
             self.http.post(url, self.headers(jwt), body).await.map_err(CallError::Transport)?;
         let raw: RawQuote = decode(WHAT, reply)?;
@@ -490,6 +586,84 @@ impl AccountClient {
         );
         let reply = self.http.get(url, self.headers(jwt)).await.map_err(CallError::Transport)?;
         decode("transactions", reply)
+    }
+
+    /// `GET /v1/transactions/by-token`: one token's transactions on one chain, newest first,
+    /// from `page_token` on (`None`: the first page).
+    pub async fn token_transactions(
+        &self,
+        jwt: &str,
+        account_id: &str,
+        chain_id: u64,
+        address: &str,
+        page_token: Option<&str>,
+        page_size: u32,
+    ) -> Result<TokenTransactionsResponse, CallError> {
+        let mut url = format!(
+            "{}/v1/transactions/by-token?accountId={}&chainId={chain_id}&address={}&pageSize={page_size}",
+            self.base_url,
+            path_segment(account_id),
+            path_segment(address),
+        );
+        if let Some(token) = page_token {
+            url.push_str("&pageToken=");
+            url.push_str(&path_segment(token));
+        }
+        let reply = self.http.get(url, self.headers(jwt)).await.map_err(CallError::Transport)?;
+        decode("token transactions", reply)
+    }
+
+    /// `GET /v1/transactions/{id}`: one transaction of the account (404 `NOT_FOUND` when it has
+    /// none with that id).
+    pub async fn transaction(
+        &self,
+        jwt: &str,
+        account_id: &str,
+        transaction_id: &str,
+    ) -> Result<UaTransaction, CallError> {
+        let url = format!(
+            "{}/v1/transactions/{}?accountId={}",
+            self.base_url,
+            path_segment(transaction_id),
+            path_segment(account_id)
+        );
+        let reply = self.http.get(url, self.headers(jwt)).await.map_err(CallError::Transport)?;
+        decode("transaction", reply)
+    }
+
+    /// `GET /v1/receipts`: the incoming transfers whose ranges overlap `(from, to]` of the
+    /// account's cumulative `received` of `token` on `chain_id`, oldest first.
+    pub async fn receipts(
+        &self,
+        jwt: &str,
+        account_id: &str,
+        chain_id: u64,
+        token: &str,
+        from: U256,
+        to: U256,
+    ) -> Result<Vec<Receipt>, CallError> {
+        const WHAT: &str = "receipts";
+        let url = format!(
+            "{}/v1/receipts?accountId={}&chainId={chain_id}&token={}&from={from}&to={to}",
+            self.base_url,
+            path_segment(account_id),
+            path_segment(token),
+        );
+        let reply = self.http.get(url, self.headers(jwt)).await.map_err(CallError::Transport)?;
+        let raw: RawReceipts = decode(WHAT, reply)?;
+        raw.receipts
+            .into_iter()
+            .map(|r| {
+                Ok(Receipt {
+                    raw_amount: amount(WHAT, "rawAmount", &r.raw_amount)?,
+                    received_before: amount(WHAT, "receivedBefore", &r.received_before)?,
+                    received_after: amount(WHAT, "receivedAfter", &r.received_after)?,
+                    tx_hash: r.tx_hash,
+                    sender: r.sender.filter(|s| !s.trim().is_empty()),
+                    timestamp: r.timestamp,
+                })
+            })
+            .collect()
     }
 }
 

@@ -20,8 +20,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::http::{JsonPoster, OnceFailure, Reply, RetryPolicy};
 
 pub use account::{
-    AccountClient, AccountInfo, BalanceLine, Quote, QuoteDestination, QuoteFees, QuoteRequest,
-    QuoteSource, SendError, SendResult, SendStatus, TransactionsPage, UaTransaction,
+    AccountClient, AccountInfo, BalanceLine, Quote, QuoteDestination, QuoteFees, QuotePurpose,
+    QuoteRequest, QuoteSource, Receipt, SendError, SendResult, SendStatus,
+    TokenTransactionsResponse, TransactionsPage, TransactionsResponse, UATransaction, UaChange,
+    UaDetail, UaTargetToken, UaTransaction,
 };
 pub use jwt::{JwtClient, Session, SessionManager};
 pub use signer::{Signature, SignerClient};

@@ -168,3 +168,78 @@ pub fn credited(events: &[DepositEvent]) -> Vec<String> {
         .map(|e| e.id.clone())
         .collect()
 }
+
+/// The refund updates of `id` among `events`, in order.
+pub fn refund_updates(
+    events: &[DepositEvent],
+    id: &str,
+) -> Vec<depositkit_core::deposit::RefundResult> {
+    events.iter().filter_map(|e| e.refund()).filter(|r| r.deposit_id == id).cloned().collect()
+}
+
+/// The statuses of `id`'s refund updates among `events`.
+pub fn refund_statuses(
+    events: &[DepositEvent],
+    id: &str,
+) -> Vec<depositkit_core::deposit::RefundStatus> {
+    refund_updates(events, id).into_iter().map(|r| r.status).collect()
+}
+
+/// Pulls events until `id`'s refund reaches a terminal status; returns that update and every
+/// event pulled.
+pub fn wait_refund(
+    client: &DepositClient,
+    id: &str,
+) -> (depositkit_core::deposit::RefundResult, Vec<DepositEvent>) {
+    let events = collect_until(client, Duration::from_secs(20), |seen| {
+        seen.last()
+            .and_then(|e| e.refund())
+            .is_some_and(|r| r.deposit_id == id && r.status.is_terminal())
+    });
+    (events.last().unwrap().refund().unwrap().clone(), events)
+}
+
+/// An initialized client with auto-refund on (20 ms delay, `max_attempts`), delivering USDC to
+/// the owner on Base.
+pub fn refund_client(net: &Net, max_attempts: u32) -> DepositClient {
+    client_with(net, |mut c| {
+        c.refund.enabled = true;
+        c.refund.delay_ms = 20;
+        c.refund.max_attempts = max_attempts;
+        c
+    })
+}
+
+/// Deposits `raw` of `token` on `chain_id` into the client's deposit address (EVM, or Solana for
+/// chain 101) and polls until it is detected.
+pub fn deposit_detected(
+    net: &Net,
+    client: &DepositClient,
+    chain_id: u64,
+    token: depositkit_core::TokenType,
+    raw: &str,
+    sender: Option<&str>,
+) -> DepositLifecycleEvent {
+    let addresses = client.deposit_addresses().unwrap();
+    let address = if chain_id == 101 { addresses.solana } else { addresses.evm };
+    net.devnet.deposit(&address, chain_id, token, raw, sender).unwrap();
+    poll_detected(client)
+}
+
+/// Waits until `check` holds, polling every 20 ms, at most `timeout`.
+pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    check()
+}
+
+/// A fresh EVM address in EIP-55 form: a sender that the client accepts as an EVM address.
+pub fn checksummed(address: &str) -> String {
+    use std::str::FromStr;
+    alloy_primitives::Address::from_str(address).unwrap().to_checksum(None)
+}
