@@ -1,9 +1,9 @@
 // depositkit: the C interface of depositkit-core: the validation layer (chains, tokens, units
 // and address checks), the user-lookup client (depositkit_user_rpc_client), the deposit client
-// (depositkit_deposit_client: deposit addresses, watcher, sweeper, lifecycle events) and, in
-// builds with the cargo feature `devnet` (the default), the devnet emulator of the remote
-// services in process (depositkit_devnet; define DEPOSITKIT_DEVNET before including this header
-// to declare it).
+// (depositkit_deposit_client: deposit addresses, watcher, sweeper, lifecycle events, refunds,
+// recovery of stuck funds, notification records, transaction history) and, in builds with the
+// cargo feature `devnet` (the default), the devnet emulator of the remote services in process
+// (depositkit_devnet; define DEPOSITKIT_DEVNET before including this header to declare it).
 //
 // Link against libdepositkit.so (or libdepositkit.a with -lpthread -ldl -lm) and include only
 // this header. It compiles as C11 and as C++.
@@ -30,9 +30,9 @@
 //   error. (Rust's default panic hook also prints the panic to stderr.) The library must be
 //   built with panic = "unwind", the default.
 //
-// - Records too rich for a struct (configurations, addresses, events, deposits, sweep results)
-//   cross as JSON strings with the spec's camelCase field names; amounts in smallest units are
-//   decimal strings.
+// - Records too rich for a struct (configurations, addresses, events, deposits, sweep, refund
+//   and recovery results, notification records, transactions) cross as JSON strings with the
+//   spec's camelCase field names; amounts in smallest units are decimal strings.
 //
 // Thread safety
 // -------------
@@ -42,11 +42,11 @@
 // is per thread: a failure on one thread never changes what another thread reads. A string
 // handed out may be freed on any thread, exactly once.
 //
-// Callbacks (depositkit_event_callback) take user_data first and run on a thread the library
-// owns (one event dispatcher per deposit client), one at a time per client, never on the
-// caller's thread. They may call back into the library, and must not unwind or longjmp. Their
-// pointer arguments are valid only during the call. A registration's user_data_free is called
-// exactly once, when the registration is dropped.
+// Callbacks (depositkit_event_callback, depositkit_notifications_callback) take user_data first
+// and run on a thread the library owns (one event dispatcher per deposit client), one at a time
+// per client, never on the caller's thread. They may call back into the library, and must not
+// unwind or longjmp. Their pointer arguments are valid only during the call. A registration's
+// user_data_free is called exactly once, when the registration is dropped.
 
 
 #ifndef DEPOSITKIT_H
@@ -183,8 +183,9 @@ typedef uint32_t depositkit_address_type;
 //
 // `IDLE` (constructed, or closed) -> `INITIALIZING` -> `READY` or `ERROR` (a failed
 // initialization may be retried). Once initialized the status follows what runs: `SWEEPING`
-// while any deposit is queued, being swept or waiting for a retry; else `WATCHING` while the
-// watcher runs; else `READY`. Every change is also reported as a `"status:change"` event.
+// while any deposit is queued, being swept or refunded, or waiting for a retry (of a sweep or
+// a refund), or a recovery is queued or running; else `WATCHING` while the watcher runs; else
+// `READY`. Every change is also reported as a `"status:change"` event.
 enum depositkit_client_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
@@ -198,7 +199,8 @@ enum depositkit_client_status
   DEPOSITKIT_CLIENT_STATUS_READY = 2,
   // The watcher is polling.
   DEPOSITKIT_CLIENT_STATUS_WATCHING = 3,
-  // At least one deposit is being swept or waits for a retry.
+  // At least one deposit is being swept or refunded or waits for a retry, or a recovery
+  // runs.
   DEPOSITKIT_CLIENT_STATUS_SWEEPING = 4,
   // The last initialization failed; it may be tried again.
   DEPOSITKIT_CLIENT_STATUS_ERROR = 5,
@@ -375,6 +377,25 @@ typedef int (*depositkit_event_callback)(void *user_data,
 
 // Releases the `user_data` of a subscription (see `depositkit_deposit_client_subscribe`).
 typedef void (*depositkit_user_data_free)(void *user_data);
+
+// A callback receiving the notification records of a deposit client after each change,
+// registered with `depositkit_deposit_client_subscribe_notifications`.
+//
+// Called with the `user_data` given at registration and every record, oldest first, as a JSON
+// array (the shape of `depositkit_deposit_client_notifications`; `[]` once the last record
+// is gone): `records_json` is NUL-terminated UTF-8 of `records_json_len` bytes (without the
+// NUL). It is borrowed: valid only during the call; copy it to keep it.
+//
+// Threads, re-entry, the return value and unwinding follow the rules of
+// `depositkit_event_callback`: it runs on the client's event dispatcher (`depositkit-events`),
+// one call at a time together with the client's event callbacks, may call any depositkit
+// function (including `depositkit_deposit_client_dismiss_notification` and
+// `depositkit_deposit_client_unsubscribe` of itself), should return promptly, returns 0 when
+// handled (any other value is counted by `depositkit_deposit_client_callback_errors`), and must
+// not unwind or `longjmp`.
+typedef int (*depositkit_notifications_callback)(void *user_data,
+                                                 const char *records_json,
+                                                 size_t records_json_len);
 
 #ifdef __cplusplus
 extern "C" {
@@ -869,13 +890,25 @@ const char *depositkit_client_status_str(uint32_t status);
 //   (default: all);
 // - `pollingIntervalMs` (default 3000, at least 2000) and `autoSweep` (default true);
 // - `sweepRetryDelayMs` (default 5000): the wait between the 3 attempts of a failed sweep;
+// - `reconcileIntervalMs` (default 10000): the first wait before a sweep or refund whose send
+//   outcome is unknown is resolved again automatically (the same quote; doubling per round up
+//   to 10 minutes); `processingTimeoutMs` (default 300000): the watchdog, the longest one
+//   sweep, refund or recovery attempt may run (lower both in tests);
+// - `refund`: `{"enabled": false, "delayMs": 5000, "maxAttempts": 2, "refundToSender": true}`
+//   (every field optional): with `enabled`, a deposit whose sweep failed for good is refunded
+//   automatically after `delayMs`, up to `maxAttempts` attempts `delayMs` apart, to its
+//   original sender when `refundToSender` and the sender is known, else to the owner (see
+//   `depositkit_deposit_client_refund`; manual refunds are always available);
+// - `notifications`: `true` for the defaults, or `{"position": "top-right", "theme": "dark",
+//   "durationMs": 6000, "max": 5, "className": null}` (every field optional; `false` or absent:
+//   off): the client keeps notification records (`depositkit_deposit_client_notifications`);
 // - `servicesUrl`: the base URL of the services (`{servicesUrl}/jwt`, `/signer`, `/ua`, e.g.
 //   `depositkit_devnet_services_url`), or each one as `jwtServiceUrl`, `signerUrl`,
 //   `accountServiceUrl` (one of the two ways is required);
 // - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
 //   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
 // - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`;
-// - `refund`, `funding`, `onramp`, `notifications` (`true` or an object): validated and kept;
+// - `funding`, `onramp`: validated and kept (their behaviour comes later);
 // - `minPollingIntervalMs` (default 2000): **a knob for tests and devnet only**, it may only
 //   lower the smallest `pollingIntervalMs` accepted, so that tests poll every few milliseconds.
 //
@@ -923,9 +956,12 @@ void depositkit_deposit_client_free(const depositkit_deposit_client *client);
 //
 // Idempotent. Afterwards every call on the client fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK`
 // ("the client is closed"), except the getters (`_status`, `_get_destination`,
-// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_dropped_events`,
-// `_callback_errors`), `_unsubscribe`, and `_next_event`, which still hands out the events
-// left in the queue. The handle must still be freed with `depositkit_deposit_client_free`.
+// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_refund_result`,
+// `_refund_config`, `_is_recovering`, `_notifications`, `_dismiss_notification`,
+// `_notifications_config`, `_dropped_events`, `_callback_errors`), `_unsubscribe`, and
+// `_next_event`, which still hands out the events left in the queue. A refund or recovery
+// under way is abandoned like a sweep: the money is either moved or still in the account.
+// The handle must still be freed with `depositkit_deposit_client_free`.
 //
 // May be called from a callback: it then does not wait for the dispatcher (which is running
 // that callback).
@@ -1189,20 +1225,29 @@ depositkit_status depositkit_deposit_client_sweep_result(const depositkit_deposi
 //   names of `depositkit_client_status_str`);
 // - `{"type": "error", "payload": {"kind": "UniversalAccountError", "code": 400, "message":
 //   "..."}}`: something failed in the background (a poll of the watcher); `code` is the
-//   `depositkit_status` value of the kind.
+//   `depositkit_status` value of the kind;
+// - `{"type": "refund:update", "payload": {...}}`: a refund changed status. The payload is a
+//   RefundResult (described at `depositkit_deposit_client_refund`); one refund goes `"pending"`
+//   -> `"processing"` (-> `"pending"` -> `"processing"` ... between automatic attempts) ->
+//   `"success"`, `"failed"` or `"skipped"`;
+// - `{"type": "recovery:result", "payload": {...}}`: one asset of
+//   `depositkit_deposit_client_recover_funds` is done; the payload is a RecoveryResult
+//   (described there).
 //
 // New types may be added: ignore the ones you do not know.
 //
 // Lifecycle events are best-effort notifications, not a source of truth for crediting funds
-// (spec section 6). Every event also goes to the pull queue of
-// `depositkit_deposit_client_next_event`, whether or not callbacks are subscribed.
+// (spec section 6). Notification records have their own callback
+// (`depositkit_deposit_client_subscribe_notifications`). Every event also goes to the pull
+// queue of `depositkit_deposit_client_next_event`, whether or not callbacks are subscribed.
 //
 // On success `*out_subscription` is the subscription's id (never 0), for
 // `depositkit_deposit_client_unsubscribe`, and the library owns `user_data`: when the
 // subscription is dropped (by `depositkit_deposit_client_unsubscribe`, `_close` or `_free`)
 // `user_data_free` (if not NULL) is called with it exactly once, never while a call of
 // `callback` is running and never while the library holds a lock (so it may call depositkit
-// functions too), on the thread that dropped the subscription or, when an event was being
+// functions too): by `_unsubscribe` called outside a callback, on that thread before it
+// returns; otherwise on the thread that dropped the subscription or, when an event was being
 // delivered at that moment, on the dispatcher thread once that delivery ends. On failure
 // nothing is registered, `*out_subscription` is not written and `user_data_free` is not called
 // (`user_data` stays the caller's).
@@ -1224,15 +1269,17 @@ depositkit_status depositkit_deposit_client_subscribe(const depositkit_deposit_c
                                                       depositkit_user_data_free user_data_free,
                                                       uint64_t *out_subscription);
 
-// Removes a subscription made by `depositkit_deposit_client_subscribe`.
+// Removes a subscription made by `depositkit_deposit_client_subscribe` or
+// `depositkit_deposit_client_subscribe_notifications` (the two share one space of ids).
 //
 // On success `*out_removed` tells whether `subscription` was subscribed (false for an unknown
 // id, one already removed, or after `_close`). When it was, its callback is not called again;
 // called outside a callback, this waits for a call of it that is running on the dispatcher to
-// return, so once it returns no call is running. Called from inside a callback (of any
-// client) it never waits: a callback may unsubscribe itself (it returns normally; its
-// `user_data_free` runs after it returns) or another subscription. Its `user_data_free` is
-// called as described at `depositkit_deposit_client_subscribe`.
+// return, so once it returns no call is running and its `user_data_free` has been called (on
+// this thread). Called from inside a callback (of any client) it never waits: a callback may
+// unsubscribe itself (it returns normally; its `user_data_free` runs after it returns) or
+// another subscription. Its `user_data_free` is called as described at
+// `depositkit_deposit_client_subscribe`.
 //
 // Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or
 // `out_removed` is NULL. Works on a closed client too. Thread-safe.
@@ -1244,7 +1291,8 @@ depositkit_status depositkit_deposit_client_unsubscribe(const depositkit_deposit
                                                         uint64_t subscription,
                                                         bool *out_removed);
 
-// Callback calls that returned non-zero so far, over every subscription of the client.
+// Callback calls that returned non-zero so far, over every subscription of the client (event
+// and notification callbacks).
 //
 // On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
 // `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
@@ -1295,6 +1343,436 @@ depositkit_status depositkit_deposit_client_next_event(const depositkit_deposit_
 // must be NULL or point to a writable `uint64_t`.
 depositkit_status depositkit_deposit_client_dropped_events(const depositkit_deposit_client *client,
                                                            uint64_t *out_count);
+
+// Refunds deposit `deposit_id` now (spec `refund`): one attempt, through the client's serial
+// queue (never at the same time as a sweep), whatever the `refund` option says.
+//
+// The receiver is the deposit's original sender when `refund.refundToSender` (the default)
+// and the deposit's transfers name exactly one sender of an address type that fits the source
+// chain; else the owner when its (EVM) address fits the source chain; else the refund is
+// `"skipped"` with reason `"address_type_mismatch"`. The money goes back on the source chain
+// in the deposit's token, less the gas (a deposit that does not cover the gas is `"skipped"`
+// with reason `"below_minimum"`). A deposit whose earlier sweep or refund has an unknown
+// outcome is first resolved with that same quote: a sweep found delivered makes the deposit
+// `credited` and the refund `"skipped"` (`"error"` says so), so money is never both delivered
+// and refunded. Each status on the way is also a `"refund:update"` event.
+//
+// `reason` is recorded in the result: `"user_requested"` (NULL means this) or
+// `"sweep_failed"` (also accepted: `"address_type_mismatch"`, `"below_minimum"`).
+//
+// On success `*out_result_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the RefundResult (spec section 2) in its final state,
+//
+// ```json
+// {"depositId": "dep_...", "token": "USDC", "sourceChainId": 8453, "amount": "5",
+//  "amountUSD": 5.0, "status": "success", "reason": "user_requested", "txHash": "0x...",
+//  "refundedTo": "0x...", "refundedToSender": true, "attempts": 1, "deliveredAmount": "4.97",
+//  "explorerUrl": "https://basescan.org/tx/0x...", "quoteId": "q_..."}
+// ```
+//
+// `status` is `"success"`, `"failed"` (nothing moved; `"error"` says why; the deposit stays
+// pending and may be refunded or swept again), `"skipped"` (not refundable; `"reason"` says
+// why, `"error"` in words; nothing moved) or `"pending"` (the send's outcome could not be
+// learned: it is resolved automatically, with the same quote, and reported by
+// `"refund:update"` events). `amount` is what leaves the account and `deliveredAmount` what
+// the receiver got after the gas (human-readable decimal strings); `refundedTo` and
+// `refundedToSender` are set once the receiver is chosen, `txHash`, `deliveredAmount` and
+// `explorerUrl` on success (the explorer link only for chains that have one), `quoteId` once
+// a refund quote was sent. Absent fields are left out, not null. A refund that ran but did
+// not succeed is still `DEPOSITKIT_STATUS_OK`: read `status`. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_REFUND` when the deposit cannot be refunded: it was credited, already
+//   refunded, is being swept or refunded right now (the message says which);
+// - `DEPOSITKIT_STATUS_NOT_FOUND` for an unknown `deposit_id`;
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown `reason`;
+// - `DEPOSITKIT_STATUS_CONFIGURATION` before initialization; `DEPOSITKIT_STATUS_TIMEOUT` after
+//   `callTimeoutMs` (the refund goes on in the background); `DEPOSITKIT_STATUS_DEPOSIT_SDK`
+//   when the client is (or gets) closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`,
+//   `deposit_id` or `out_result_json` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks the calling thread up to `callTimeoutMs`. Thread-safe: two threads refunding the same
+// deposit at once get one refund; the other call fails with `DEPOSITKIT_STATUS_REFUND`.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+// and `reason` must be NULL or NUL-terminated strings; `out_result_json` must be NULL or point
+// to a writable `char *`.
+depositkit_status depositkit_deposit_client_refund(const depositkit_deposit_client *client,
+                                                   const char *deposit_id,
+                                                   const char *reason,
+                                                   char **out_result_json);
+
+// Whether `depositkit_deposit_client_refund` would try to send deposit `deposit_id` back now,
+// and to whom (spec `canRefund`). Reads the deposit's senders and prices the refund (a quote,
+// which moves nothing), so a deposit too small to cover the gas is known.
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`):
+//
+// ```json
+// {"eligible": true, "reason": "sweep_failed", "message": "...",
+//  "refundAddress": "0x...", "refundToSender": true}
+// ```
+//
+// `eligible` tells whether a refund would be tried; `message` says why in words (always set).
+// When eligible, `reason` is the reason the refund would carry (`"sweep_failed"` after a
+// failed sweep, else `"user_requested"`) and `refundAddress` / `refundToSender` name the
+// receiver (the original sender, or the owner). When not, `reason` is
+// `"address_type_mismatch"` or `"below_minimum"` when one of them is why, and absent
+// otherwise (a deposit unknown, being swept, credited, already refunded, or whose sweep
+// outcome is unknown: see `message`). Absent fields are left out, not null. On failure it is
+// not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK` (also for an unknown `deposit_id`: not eligible);
+// `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+// `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` when the senders or the price cannot be read;
+// `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the
+// client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks the calling thread up to `callTimeoutMs`. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+// must be NULL or a NUL-terminated string; `out_json` must be NULL or point to a writable
+// `char *`.
+depositkit_status depositkit_deposit_client_can_refund(const depositkit_deposit_client *client,
+                                                       const char *deposit_id,
+                                                       char **out_json);
+
+// The latest refund update of deposit `deposit_id`, manual or automatic, in progress or final:
+// how to learn where an automatic refund is, or what a finished one sent.
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the RefundResult as `depositkit_deposit_client_refund` describes
+// it (`status` may also be `"pending"` or `"processing"` here). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when the deposit was never
+// refunded nor tried; `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+// Works on a closed client too. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+// must be NULL or a NUL-terminated string; `out_json` must be NULL or point to a writable
+// `char *`.
+depositkit_status depositkit_deposit_client_refund_result(const depositkit_deposit_client *client,
+                                                          const char *deposit_id,
+                                                          char **out_json);
+
+// The automatic-refund settings in use (the `refund` option of
+// `depositkit_deposit_client_new`, defaults filled in).
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): `{"enabled": false, "delayMs": 5000, "maxAttempts": 2,
+// "refundToSender": true}`. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+// NULL. Works on a closed client too. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_refund_config(const depositkit_deposit_client *client,
+                                                          char **out_json);
+
+// The funds in the account that no live deposit of this client explains: left by sweeps that
+// failed for good, by deposits below the thresholds or of tokens and chains the client does
+// not report. Deposits still being swept or refunded, or waiting for a manual sweep, are not
+// stuck. Runs a poll first (under the watcher's lock), so that a deposit arriving now is
+// registered as a deposit, not listed as stuck.
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array with one DetectedDeposit object (spec section 2) per
+// chain and token, `[]` when nothing is stuck:
+//
+// ```json
+// [{"id": "recovery:usdc:8453", "token": "USDC", "chainId": 8453, "amount": "4",
+//   "amountUSD": 4.0, "rawAmount": "4000000", "decimals": 6, "detectedAt": 1700000000000}]
+// ```
+//
+// `id` is `"recovery:"`, the token in lower case, `":"` and the chain id; `amount` is
+// human-readable and `rawAmount` in smallest units (decimal strings); `amountUSD` is the value
+// at the service's price; `detectedAt` is when it was read (unix milliseconds). Dust (worth
+// $0.10 or less) is listed too; `depositkit_deposit_client_recover_funds` skips it. On failure
+// it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+// `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` (or `DEPOSITKIT_STATUS_JWT`) when the balances cannot be
+// read; `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when
+// the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL.
+//
+// Blocks the calling thread up to `callTimeoutMs`. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_stuck_funds(const depositkit_deposit_client *client,
+                                                        char **out_json);
+
+// Sweeps every stuck asset (`depositkit_deposit_client_stuck_funds`) to the current
+// destination, one after the other through the client's serial queue (never at the same time
+// as a sweep or a refund). The status is `SWEEPING` meanwhile. Deposits whose failed sweeps
+// left the money behind become `credited` (a `"deposit:lifecycle"` event each).
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array with one RecoveryResult (spec section 2) per stuck
+// asset, `[]` when nothing was stuck:
+//
+// ```json
+// [{"token": "USDC", "chainId": 8453, "amount": "4", "amountUSD": 4.0, "status": "success",
+//   "txHash": "0x...", "rawAmount": "4000000", "delivered": {...}}]
+// ```
+//
+// `status` is `"success"` (with `txHash`, and `delivered`: `{"chainId", "token", "address",
+// "rawAmount", "amount", "decimals", "valueUSD", "fees": {"gasUSD", "lpUSD", "serviceUSD",
+// "totalUSD"}, "quoteId"}`, what reached the destination after fees, as in a SweepResult),
+// `"failed"` (with `error`; the money stays in the account) or `"skipped"` (with `error`: dust
+// worth $0.10 or less, or worth less than the fees; nothing moved). `amount` is human-readable
+// and `rawAmount` in smallest units (decimal strings). Absent fields are left out, not null.
+// Each result is also a `"recovery:result"` event. An asset that failed is still
+// `DEPOSITKIT_STATUS_OK`: read `status`. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+// `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` (or `DEPOSITKIT_STATUS_JWT`) when the balances cannot be
+// read; `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs` (the recovery goes on in the
+// background; its results still arrive as events); `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the
+// client is (or gets) closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL.
+//
+// Blocks the calling thread up to `callTimeoutMs`. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_recover_funds(const depositkit_deposit_client *client,
+                                                          char **out_json);
+
+// Whether a recovery (`depositkit_deposit_client_recover_funds`) is queued or running.
+//
+// On success `*out_recovering` is written; on failure it is not. Returns
+// `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works
+// on a closed client too. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_recovering` must be NULL or point to a writable `bool`.
+depositkit_status depositkit_deposit_client_is_recovering(const depositkit_deposit_client *client,
+                                                          bool *out_recovering);
+
+// The notification records, oldest first: one per deposit, updated in place as the deposit
+// moves through its phases and as it is refunded. At most `notifications.max` are kept (a new
+// deposit beyond that drops the oldest record). A record whose story is over (phase
+// `credited`, `failed` or `below_threshold`, with no refund pending or processing) is removed
+// `notifications.durationMs` after its last change (0: never), or at once by
+// `depositkit_deposit_client_dismiss_notification`; a later event of the deposit creates a new
+// one. Records are current when the call that caused them returns (a poll, a sweep, a
+// refund).
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array, `[]` when there is none or when the
+// `notifications` option is not set. Each record is the deposit's latest lifecycle event (the
+// fields of a `"deposit:lifecycle"` payload, see `depositkit_deposit_client_subscribe`: `id`,
+// `phase`, `token`, `chainId`, `amount`, `amountUSD`, `destination`, `transactionId`,
+// `explorerUrl`, `error`, `timestamp`) plus `createdAt` and `updatedAt` (unix milliseconds)
+// and, once the deposit is being (or was) refunded, `refund`: its latest RefundResult (see
+// `depositkit_deposit_client_refund`):
+//
+// ```json
+// [{"id": "dep_...", "phase": "failed", "token": "USDC", "chainId": 8453, "amount": "2",
+//   "amountUSD": 2.0, "destination": {"address": "0x...", "chainId": 8453},
+//   "error": "...", "timestamp": 1700000000000, "createdAt": 1700000000000,
+//   "updatedAt": 1700000000500, "refund": {"depositId": "dep_...", "status": "success", ...}}]
+// ```
+//
+// Absent fields are left out, not null. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+// NULL. Works on a closed client too. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_notifications(const depositkit_deposit_client *client,
+                                                          char **out_json);
+
+// Dismisses deposit `deposit_id`'s notification record now (a later event of the deposit
+// creates a new one). The change goes to the notification callbacks.
+//
+// On success `*out_dismissed` tells whether there was such a record (false for an unknown
+// deposit, a record already gone, or when the `notifications` option is not set); on failure
+// it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8`. Works on a closed client too. Does not block. Thread-safe
+// (also from inside a callback).
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+// must be NULL or a NUL-terminated string; `out_dismissed` must be NULL or point to a writable
+// `bool`.
+depositkit_status depositkit_deposit_client_dismiss_notification(const depositkit_deposit_client *client,
+                                                                 const char *deposit_id,
+                                                                 bool *out_dismissed);
+
+// Calls `callback` with `user_data` and every notification record (a JSON array, see
+// `depositkit_notifications_callback`) after each change of the records: a deposit's event, a
+// refund update, an expiry, a dismissal. Changes that follow each other quickly each get a
+// call, in order; the last call shows the current records.
+//
+// Threads, re-entry and the lifetime of `user_data` are those of
+// `depositkit_deposit_client_subscribe`: on success `*out_subscription` is the subscription's
+// id (never 0; the same space of ids as event subscriptions), removed with
+// `depositkit_deposit_client_unsubscribe`, and the library owns `user_data`: `user_data_free`
+// (if not NULL) is called with it exactly once when the subscription is dropped (by
+// `_unsubscribe`, `_close` or `_free`), never while a call of `callback` is running and never
+// while the library holds a lock. On failure nothing is registered, `*out_subscription` is not
+// written and `user_data_free` is not called (`user_data` stays the caller's).
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when the client was
+// created without the `notifications` option; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`,
+// `callback` or `out_subscription` is NULL; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is
+// closed. Does not block. Thread-safe (also from inside a callback).
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_subscription` must be NULL or point to a writable `uint64_t`. `callback` must follow
+// the rules of `depositkit_notifications_callback`; `user_data` (which may be NULL) must stay
+// valid for it until `user_data_free` is called (or, without `user_data_free`, until the
+// subscription is dropped) and may be used on the dispatcher thread; `user_data_free` must be
+// safe to call on any thread and must not unwind or `longjmp`.
+depositkit_status depositkit_deposit_client_subscribe_notifications(const depositkit_deposit_client *client,
+                                                                    depositkit_notifications_callback callback,
+                                                                    void *user_data,
+                                                                    depositkit_user_data_free user_data_free,
+                                                                    uint64_t *out_subscription);
+
+// The `notifications` option in use, defaults filled in: `position`, `theme` and `className`
+// mean nothing to depositkit and are kept for a host UI that renders the records.
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): `{"position": "top-right", "theme": "dark", "durationMs": 6000,
+// "max": 5, "className": null}`, or `null` (the JSON literal) when notifications are off. On
+// failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+// NULL. Works on a closed client too. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_notifications_config(const depositkit_deposit_client *client,
+                                                                 char **out_json);
+
+// A page of the account's transactions, newest first (spec `getTransactions`): incoming
+// deposits (`tag` `"receive"`), sweeps (`"sweep"`) and refunds (`"refund"`), on every chain.
+//
+// `page` counts from 1 (0 means the default, 1); `page_size` is 1 to 100 (0 means the
+// default, 10).
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a TransactionsResponse (spec section 2),
+// `{"transactions": [...], "page": 1, "pageSize": 10}`, each transaction a UATransaction:
+//
+// ```json
+// {"transactionId": "0x...", "tag": "sweep", "createdAt": "2025-01-01T00:00:00.000Z",
+//  "updatedAt": "2025-01-01T00:00:00.000Z",
+//  "targetToken": {"name": "USD Coin", "type": "usdc", "image": "", "price": 1.0,
+//                  "symbol": "USDC", "address": "0x...", "assetId": "usdc", "chainId": 8453,
+//                  "decimals": 6, "realDecimals": 6, "isPrimaryToken": true,
+//                  "isSmartRouterSupported": true},
+//  "change": {"amount": "2.5", "amountInUSD": "2.5", "from": "0x...", "to": "0x...",
+//             "rawAmount": "2500000"},
+//  "detail": {"redPacketCount": 0}, "status": 1, "fromChains": [8453], "toChains": [8453],
+//  "quoteId": "q_...", "depositId": "dep_..."}
+// ```
+//
+// `status` is 1 (success), 0 (pending) or -1 (failed); `createdAt` and `updatedAt` are the
+// service's timestamps, as strings (ISO 8601 from devnet); `change.from` is `""` when the
+// sender is unknown; `change.amount` and `change.amountInUSD` are decimal strings.
+// depositkit's additions, left out when the service does not send them: `change.rawAmount`
+// (smallest units), `quoteId` (sweeps and refunds: the quote that was sent) and `depositId`
+// (refunds: the deposit sent back). The string fields of `targetToken` may be `""`. On
+// failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for a page size above
+// 100; `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+// `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` when the service fails (`"Failed to get transactions:
+// ..."`); `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK`
+// when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL.
+//
+// Blocks the calling thread up to `callTimeoutMs` (not at all for an answer in the cache).
+// Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_get_transactions(const depositkit_deposit_client *client,
+                                                             uint32_t page,
+                                                             uint32_t page_size,
+                                                             char **out_json);
+
+// One token's transactions on one chain, newest first, a page at a time by cursor (spec
+// `getTokenTransactions`, `TokenTransactionFilter`).
+//
+// `token_address` is the token's contract on `chain_id` (the mint on Solana; any letter case
+// on EVM chains), or the zero address `0x0000000000000000000000000000000000000000` (the system
+// program `11111111111111111111111111111111` on Solana) for the chain's native asset: the
+// `contract` of `depositkit_token_info_json`, or those when it is `null`. `page_token` is NULL
+// for the first page, else the `nextPageToken` of the previous answer. `page_size` is 1 to 100
+// (0 means the default, 10).
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a TokenTransactionsResponse (spec section 2),
+// `{"transactions": [...], "nextPageToken": "..."}`, each transaction a UATransaction as
+// described at `depositkit_deposit_client_get_transactions`; `nextPageToken` is left out on
+// the last page. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an empty
+// `token_address` or a page size above 100; `DEPOSITKIT_STATUS_CONFIGURATION` before
+// initialization; `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` when the service fails, also for a
+// `page_token` it never issued or that went stale (`"Failed to get token transactions:
+// ..."`); `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK`
+// when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `token_address`
+// or `out_json` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks the calling thread up to `callTimeoutMs` (not at all for an answer in the cache).
+// Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `token_address` and `page_token` must be NULL or NUL-terminated strings; `out_json` must be
+// NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_get_token_transactions(const depositkit_deposit_client *client,
+                                                                   uint64_t chain_id,
+                                                                   const char *token_address,
+                                                                   const char *page_token,
+                                                                   uint32_t page_size,
+                                                                   char **out_json);
+
+// One transaction of the account by its id (spec `getTransaction`): the `transactionId` of a
+// listed transaction, the `transactionId` of a `credited` event or SweepResult, or the
+// `txHash` of a RefundResult or RecoveryResult.
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a UATransaction as described at
+// `depositkit_deposit_client_get_transactions`. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when the account has no such
+// transaction; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an empty id;
+// `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
+// `DEPOSITKIT_STATUS_UNIVERSAL_ACCOUNT` when the service fails (`"Failed to get transaction:
+// ..."`); `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK`
+// when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks the calling thread up to `callTimeoutMs` (not at all for an answer in the cache).
+// Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `transaction_id` must be NULL or a NUL-terminated string; `out_json` must be NULL or point
+// to a writable `char *`.
+depositkit_status depositkit_deposit_client_get_transaction(const depositkit_deposit_client *client,
+                                                            const char *transaction_id,
+                                                            char **out_json);
 
 #if defined(DEPOSITKIT_DEVNET)
 // Starts a devnet server in this process on `127.0.0.1` and a free port, serving the deposit
@@ -1439,6 +1917,52 @@ depositkit_status depositkit_devnet_set_price(const depositkit_devnet *devnet,
 depositkit_status depositkit_devnet_fail_next_sweeps(const depositkit_devnet *devnet,
                                                      uint32_t count,
                                                      bool reject);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Makes the next `count` requests to one of devnet's services fail, or answer late: with HTTP
+// `status` (400 to 599; 0: none) instead of being served, after waiting `delay_ms`
+// milliseconds (at most 60000; 0: no wait). At least one of the two must be given; both may
+// be (a late error). Each request uses up one of `count`. A new fault for the same service and
+// path replaces a pending one of the same kind (status or delay).
+//
+// `service` is `"jwt"` (the JWT service, `/jwt`), `"signer"` (`/signer`), `"ua"` (the
+// universal-account service, `/ua`) or `"user-rpc"` (`/user-rpc`). `path` NULL means every
+// request to the service; otherwise (starting with `/`) only requests whose path below the
+// service's prefix starts with it, the most specific path winning: e.g. `"/v1/sweeps/send"`
+// (sweep and refund sends), `"/v1/sweeps/quote"`, `"/v1/sweeps/q_"` (sweep status reads),
+// `"/v1/balances"`, `"/v1/receipts"`, `"/v1/transactions"` (not for `"user-rpc"`, which has
+// one path). Clients retry 429 and 5xx answers (`httpRetries`), so a fault meant to reach the
+// caller needs a `count` above that.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown service,
+// a `path` on `"user-rpc"` or not starting with `/`, a status outside 400..=599, a delay above
+// 60000, neither a status nor a delay, or a `count` of 0 (the message says which);
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` or `service` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8`. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `service` and `path`
+// must be NULL or NUL-terminated strings.
+depositkit_status depositkit_devnet_inject_service_fault(const depositkit_devnet *devnet,
+                                                         const char *service,
+                                                         const char *path,
+                                                         uint16_t status,
+                                                         uint64_t delay_ms,
+                                                         uint32_t count);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Disarms every pending fault of every service: HTTP faults
+// (`depositkit_devnet_inject_service_fault`), sweep faults
+// (`depositkit_devnet_fail_next_sweeps`) and forged JWTs (`depositkit_devnet_forge_next_jwts`).
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL.
+// Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+depositkit_status depositkit_devnet_clear_faults(const depositkit_devnet *devnet);
 #endif
 
 #if defined(DEPOSITKIT_DEVNET)

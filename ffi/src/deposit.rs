@@ -1,5 +1,7 @@
 //! The deposit client (spec `deposit-library.md`): deposit addresses, the watcher, the sweeper
-//! and lifecycle events, over `depositkit_core::deposit::DepositClient`.
+//! and lifecycle events, over `depositkit_core::deposit::DepositClient`. Refunds and recovery
+//! (`refund.rs`, `recovery.rs`), notification records (`notifications.rs`) and the transaction
+//! history (`history.rs`) are exports on the same handle, in files of their own.
 //!
 //! A client is an opaque handle backed by an `Arc`, like the user-lookup client:
 //! [`depositkit_deposit_client_new`] hands out `Arc::into_raw`, [`depositkit_deposit_client_free`]
@@ -7,28 +9,34 @@
 //! its state behind its own locks), so it is a `const` pointer usable by many threads at once.
 //!
 //! Records cross as JSON strings in the spec's camelCase shapes (the configuration, addresses,
-//! destinations, events, detected deposits, sweep results); the status crosses as a C enum.
+//! destinations, events, detected deposits, sweep, refund and recovery results, notification
+//! records, transactions); the status crosses as a C enum.
 //!
 //! # Callbacks
 //!
-//! [`depositkit_deposit_client_subscribe`] wraps a C function pointer and its `user_data` in an
+//! [`depositkit_deposit_client_subscribe`] (and
+//! `depositkit_deposit_client_subscribe_notifications` in `notifications.rs`, through the same
+//! [`register_callback`]) wraps a C function pointer and its `user_data` in an
 //! `Arc<HostCallback>`, shared by the core's event hub (through the boxed closure it is given)
 //! and the handle's table of subscriptions. The hub calls it on the client's dispatcher thread
 //! (`depositkit-events`), never on a runtime worker and never while depositkit holds a lock, so
 //! the C callback may call back into the API.
 //!
-//! `user_data_free` runs in `HostCallback`'s `Drop`, so exactly once, when the last reference
-//! goes. The hub delivers each event from a snapshot of its subscribers that holds a reference,
-//! so that never happens while a call of the callback is running. And the handle drops its
+//! `user_data_free` runs in `HostCallback::release`, guarded so that it runs exactly once: from
+//! `HostCallback`'s `Drop` when the last reference goes, or earlier from `unsubscribe` (below).
+//! The hub delivers each event from a snapshot of its subscribers that holds a reference, so
+//! the drop never happens while a call of the callback is running. And the handle drops its
 //! reference last, after the hub let go of its own (unsubscribe, close, free) and outside every
 //! lock: the hub drops a replaced list of subscribers while holding its lock, and a
 //! `user_data_free` that called back into the client from there would deadlock.
 //!
 //! A call holds the subscription's `calling` lock and skips the callback once the subscription
 //! is `closed`. Unsubscribing sets `closed` and, outside a callback, takes the lock once, so that
-//! when `unsubscribe` returns no call is running and none will start. Inside a callback (on any
-//! client's dispatcher thread) it does not wait, which keeps a callback that unsubscribes itself
-//! (or a callback of another client) from deadlocking.
+//! when `unsubscribe` returns no call is running and none will start; it then releases
+//! `user_data` at once, on its own thread, even if a delivery still holds a reference for a
+//! moment (that delivery can no longer call the callback). Inside a callback (on any client's
+//! dispatcher thread) it does not wait, which keeps a callback that unsubscribes itself (or a
+//! callback of another client) from deadlocking; the release then waits for the last reference.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -52,8 +60,9 @@ use crate::strings;
 ///
 /// `IDLE` (constructed, or closed) -> `INITIALIZING` -> `READY` or `ERROR` (a failed
 /// initialization may be retried). Once initialized the status follows what runs: `SWEEPING`
-/// while any deposit is queued, being swept or waiting for a retry; else `WATCHING` while the
-/// watcher runs; else `READY`. Every change is also reported as a `"status:change"` event.
+/// while any deposit is queued, being swept or refunded, or waiting for a retry (of a sweep or
+/// a refund), or a recovery is queued or running; else `WATCHING` while the watcher runs; else
+/// `READY`. Every change is also reported as a `"status:change"` event.
 #[allow(non_camel_case_types)]
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -66,7 +75,8 @@ pub enum depositkit_client_status {
     Ready = 2,
     /// The watcher is polling.
     Watching = 3,
-    /// At least one deposit is being swept or waits for a retry.
+    /// At least one deposit is being swept or refunded or waits for a retry, or a recovery
+    /// runs.
     Sweeping = 4,
     /// The last initialization failed; it may be tried again.
     Error = 5,
@@ -167,8 +177,9 @@ pub type depositkit_user_data_free = Option<unsafe extern "C" fn(user_data: *mut
 /// dispatcher thread.
 #[allow(non_camel_case_types)]
 pub struct depositkit_deposit_client {
-    inner: DepositClient,
-    /// Every live subscription made through the C API, by id.
+    pub(crate) inner: DepositClient,
+    /// Every live subscription made through the C API (event and notification callbacks), by
+    /// id.
     subscriptions: Mutex<HashMap<u64, Arc<HostCallback>>>,
     /// Callback calls that returned non-zero.
     callback_errors: Arc<AtomicU64>,
@@ -205,12 +216,22 @@ impl Drop for CallbackScope {
     }
 }
 
+/// The C signature shared by `depositkit_event_callback` and
+/// `depositkit_notifications_callback`: `user_data`, then a borrowed JSON string and its length.
+pub(crate) type RawCallback = unsafe extern "C" fn(*mut c_void, *const c_char, usize) -> c_int;
+
 /// A C callback with its `user_data`, shared by the core's event hub and the handle. Dropping
-/// the last reference releases the `user_data` (once: nothing else owns it).
-struct HostCallback {
-    callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize) -> c_int,
+/// the last reference (or `unsubscribe`, see the module's documentation) releases the
+/// `user_data`, once: nothing else owns it. Only a registered subscription (`owned`) does: a
+/// failed registration leaves `user_data` to the caller.
+pub(crate) struct HostCallback {
+    callback: RawCallback,
     user_data: *mut c_void,
     user_data_free: depositkit_user_data_free,
+    /// Set when the registration succeeded: from then on the library owns `user_data`.
+    owned: AtomicBool,
+    /// Set when `user_data_free` was called (by `release`).
+    released: AtomicBool,
     /// Set when unsubscribed or closed: later deliveries skip the callback.
     closed: AtomicBool,
     /// Held while the callback runs.
@@ -226,13 +247,20 @@ unsafe impl Send for HostCallback {}
 unsafe impl Sync for HostCallback {}
 
 impl HostCallback {
+    /// Calls the callback with one event as JSON.
     fn call(&self, event: &DepositEvent) {
+        self.call_json(|| Some(event.to_json().to_string()));
+    }
+
+    /// Calls the callback with the JSON `json` makes (made only when the subscription is still
+    /// open; `None` skips the call).
+    pub(crate) fn call_json(&self, json: impl FnOnce() -> Option<String>) {
         let _calling = lock(&self.calling);
         if self.closed.load(Ordering::Acquire) {
             return;
         }
         // JSON text escapes control characters, so it never holds a NUL byte.
-        let Ok(json) = CString::new(event.to_json().to_string()) else {
+        let Some(Ok(json)) = json().map(CString::new) else {
             return;
         };
         let len = json.as_bytes().len();
@@ -247,15 +275,29 @@ impl HostCallback {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
     }
+
+    /// Releases `user_data` (calls `user_data_free`) unless it was released already or the
+    /// subscription was never registered. Call it only once no call of the callback runs or
+    /// will start: from `Drop`, or after `closed` was set and a running call was waited for.
+    fn release(&self) {
+        if !self.owned.load(Ordering::Acquire) {
+            return; // never registered: `user_data` stays the caller's
+        }
+        if self.released.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(free) = self.user_data_free {
+            // SAFETY: the subscriber promised `user_data_free` may be called once with
+            // `user_data`, on any thread, once the subscription is dropped: this is that once
+            // (`released` was false), and no call of the callback runs or will start.
+            unsafe { free(self.user_data) };
+        }
+    }
 }
 
 impl Drop for HostCallback {
     fn drop(&mut self) {
-        if let Some(free) = self.user_data_free {
-            // SAFETY: the subscriber promised `user_data_free` may be called once with
-            // `user_data`, on any thread, once the subscription is dropped: this is that once.
-            unsafe { free(self.user_data) };
-        }
+        self.release();
     }
 }
 
@@ -264,7 +306,7 @@ impl Drop for HostCallback {
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`, not freed before
 /// `'a` ends (the duration of the call).
-unsafe fn client_arg<'a>(
+pub(crate) unsafe fn client_arg<'a>(
     client: *const depositkit_deposit_client,
 ) -> FfiResult<&'a depositkit_deposit_client> {
     // SAFETY: the caller's contract above; `Arc::into_raw` gave an aligned pointer to a value
@@ -279,7 +321,7 @@ unsafe fn client_arg<'a>(
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out` must be
 /// NULL or point to a writable `char *`.
-unsafe fn write_json_answer<T: serde::Serialize>(
+pub(crate) unsafe fn write_json_answer<T: serde::Serialize>(
     client: *const depositkit_deposit_client,
     out: *mut *mut c_char,
     out_name: &'static str,
@@ -295,7 +337,7 @@ unsafe fn write_json_answer<T: serde::Serialize>(
 }
 
 /// Serialized JSON as a string owned by the caller.
-fn json_out(json: Result<String, serde_json::Error>) -> FfiResult<*mut c_char> {
+pub(crate) fn json_out(json: Result<String, serde_json::Error>) -> FfiResult<*mut c_char> {
     let json = json.map_err(|e| {
         FfiError::new(depositkit_status::Internal, format!("cannot serialize a result: {e}"))
     })?;
@@ -380,13 +422,25 @@ fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   (default: all);
 /// - `pollingIntervalMs` (default 3000, at least 2000) and `autoSweep` (default true);
 /// - `sweepRetryDelayMs` (default 5000): the wait between the 3 attempts of a failed sweep;
+/// - `reconcileIntervalMs` (default 10000): the first wait before a sweep or refund whose send
+///   outcome is unknown is resolved again automatically (the same quote; doubling per round up
+///   to 10 minutes); `processingTimeoutMs` (default 300000): the watchdog, the longest one
+///   sweep, refund or recovery attempt may run (lower both in tests);
+/// - `refund`: `{"enabled": false, "delayMs": 5000, "maxAttempts": 2, "refundToSender": true}`
+///   (every field optional): with `enabled`, a deposit whose sweep failed for good is refunded
+///   automatically after `delayMs`, up to `maxAttempts` attempts `delayMs` apart, to its
+///   original sender when `refundToSender` and the sender is known, else to the owner (see
+///   `depositkit_deposit_client_refund`; manual refunds are always available);
+/// - `notifications`: `true` for the defaults, or `{"position": "top-right", "theme": "dark",
+///   "durationMs": 6000, "max": 5, "className": null}` (every field optional; `false` or absent:
+///   off): the client keeps notification records (`depositkit_deposit_client_notifications`);
 /// - `servicesUrl`: the base URL of the services (`{servicesUrl}/jwt`, `/signer`, `/ua`, e.g.
 ///   `depositkit_devnet_services_url`), or each one as `jwtServiceUrl`, `signerUrl`,
 ///   `accountServiceUrl` (one of the two ways is required);
 /// - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
 ///   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
 /// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`;
-/// - `refund`, `funding`, `onramp`, `notifications` (`true` or an object): validated and kept;
+/// - `funding`, `onramp`: validated and kept (their behaviour comes later);
 /// - `minPollingIntervalMs` (default 2000): **a knob for tests and devnet only**, it may only
 ///   lower the smallest `pollingIntervalMs` accepted, so that tests poll every few milliseconds.
 ///
@@ -477,9 +531,12 @@ fn close(client: &depositkit_deposit_client) {
 ///
 /// Idempotent. Afterwards every call on the client fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK`
 /// ("the client is closed"), except the getters (`_status`, `_get_destination`,
-/// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_dropped_events`,
-/// `_callback_errors`), `_unsubscribe`, and `_next_event`, which still hands out the events
-/// left in the queue. The handle must still be freed with `depositkit_deposit_client_free`.
+/// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_refund_result`,
+/// `_refund_config`, `_is_recovering`, `_notifications`, `_dismiss_notification`,
+/// `_notifications_config`, `_dropped_events`, `_callback_errors`), `_unsubscribe`, and
+/// `_next_event`, which still hands out the events left in the queue. A refund or recovery
+/// under way is abandoned like a sweep: the money is either moved or still in the account.
+/// The handle must still be freed with `depositkit_deposit_client_free`.
 ///
 /// May be called from a callback: it then does not wait for the dispatcher (which is running
 /// that callback).
@@ -895,20 +952,29 @@ pub unsafe extern "C" fn depositkit_deposit_client_sweep_result(
 ///   names of `depositkit_client_status_str`);
 /// - `{"type": "error", "payload": {"kind": "UniversalAccountError", "code": 400, "message":
 ///   "..."}}`: something failed in the background (a poll of the watcher); `code` is the
-///   `depositkit_status` value of the kind.
+///   `depositkit_status` value of the kind;
+/// - `{"type": "refund:update", "payload": {...}}`: a refund changed status. The payload is a
+///   RefundResult (described at `depositkit_deposit_client_refund`); one refund goes `"pending"`
+///   -> `"processing"` (-> `"pending"` -> `"processing"` ... between automatic attempts) ->
+///   `"success"`, `"failed"` or `"skipped"`;
+/// - `{"type": "recovery:result", "payload": {...}}`: one asset of
+///   `depositkit_deposit_client_recover_funds` is done; the payload is a RecoveryResult
+///   (described there).
 ///
 /// New types may be added: ignore the ones you do not know.
 ///
 /// Lifecycle events are best-effort notifications, not a source of truth for crediting funds
-/// (spec section 6). Every event also goes to the pull queue of
-/// `depositkit_deposit_client_next_event`, whether or not callbacks are subscribed.
+/// (spec section 6). Notification records have their own callback
+/// (`depositkit_deposit_client_subscribe_notifications`). Every event also goes to the pull
+/// queue of `depositkit_deposit_client_next_event`, whether or not callbacks are subscribed.
 ///
 /// On success `*out_subscription` is the subscription's id (never 0), for
 /// `depositkit_deposit_client_unsubscribe`, and the library owns `user_data`: when the
 /// subscription is dropped (by `depositkit_deposit_client_unsubscribe`, `_close` or `_free`)
 /// `user_data_free` (if not NULL) is called with it exactly once, never while a call of
 /// `callback` is running and never while the library holds a lock (so it may call depositkit
-/// functions too), on the thread that dropped the subscription or, when an event was being
+/// functions too): by `_unsubscribe` called outside a callback, on that thread before it
+/// returns; otherwise on the thread that dropped the subscription or, when an event was being
 /// delivered at that moment, on the dispatcher thread once that delivery ends. On failure
 /// nothing is registered, `*out_subscription` is not written and `user_data_free` is not called
 /// (`user_data` stays the caller's).
@@ -934,43 +1000,82 @@ pub unsafe extern "C" fn depositkit_deposit_client_subscribe(
 ) -> depositkit_status {
     boundary::status(|| {
         // SAFETY: the caller's contract above.
-        let client = unsafe { client_arg(client) }?;
-        let callback = callback.ok_or_else(|| FfiError::null_argument("callback"))?;
-        // SAFETY: the caller's contract above.
-        let out = unsafe { boundary::out(out_subscription, "out_subscription") }?;
-        if client.inner.is_closed() {
-            return Err(FfiError::new(depositkit_status::DepositSdk, "the client is closed"));
+        unsafe {
+            register_callback(client, callback, user_data, user_data_free, out_subscription, {
+                |inner, host| Ok(inner.subscribe(Box::new(move |event| host.call(event))))
+            })
         }
-        // From here on the library owns `user_data`: dropping `host` releases it.
-        let host = Arc::new(HostCallback {
-            callback,
-            user_data,
-            user_data_free,
-            closed: AtomicBool::new(false),
-            calling: Mutex::new(()),
-            errors: Arc::clone(&client.callback_errors),
-        });
-        let hub_host = Arc::clone(&host);
-        // The table's lock is held until the id is recorded, so that an unsubscribe of this id
-        // (from a callback already running it) finds it.
-        let mut subscriptions = lock(&client.subscriptions);
-        let id = client.inner.subscribe(Box::new(move |event| hub_host.call(event)));
-        subscriptions.insert(id, host);
-        drop(subscriptions);
-        out.write(id);
-        Ok(())
     })
 }
 
-/// Removes a subscription made by `depositkit_deposit_client_subscribe`.
+/// The body of an export that registers a C callback (`depositkit_deposit_client_subscribe`,
+/// `depositkit_deposit_client_subscribe_notifications`): checks `client`, `callback` and
+/// `out_subscription` in this order and that the client is open, wraps the callback in a
+/// [`HostCallback`], lets `subscribe` hand it to the core, records it in the handle's table and
+/// writes the id. When `subscribe` fails nothing is registered and `user_data` stays the
+/// caller's (`user_data_free` is not called).
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+/// `out_subscription` must be NULL or point to a writable `uint64_t`; `callback`, `user_data`
+/// and `user_data_free` must follow the rules of `depositkit_deposit_client_subscribe`.
+pub(crate) unsafe fn register_callback(
+    client: *const depositkit_deposit_client,
+    callback: Option<RawCallback>,
+    user_data: *mut c_void,
+    user_data_free: depositkit_user_data_free,
+    out_subscription: *mut u64,
+    subscribe: impl FnOnce(&DepositClient, Arc<HostCallback>) -> depositkit_core::Result<u64>,
+) -> FfiResult<()> {
+    // SAFETY: the caller's contract above.
+    let client = unsafe { client_arg(client) }?;
+    let callback = callback.ok_or_else(|| FfiError::null_argument("callback"))?;
+    // SAFETY: the caller's contract above.
+    let out = unsafe { boundary::out(out_subscription, "out_subscription") }?;
+    if client.inner.is_closed() {
+        return Err(FfiError::new(depositkit_status::DepositSdk, "the client is closed"));
+    }
+    let host = Arc::new(HostCallback {
+        callback,
+        user_data,
+        user_data_free,
+        owned: AtomicBool::new(false),
+        released: AtomicBool::new(false),
+        closed: AtomicBool::new(false),
+        calling: Mutex::new(()),
+        errors: Arc::clone(&client.callback_errors),
+    });
+    // The table's lock is held until the id is recorded, so that an unsubscribe of this id
+    // (from a callback already running it) finds it.
+    let mut subscriptions = lock(&client.subscriptions);
+    let id = match subscribe(&client.inner, Arc::clone(&host)) {
+        Ok(id) => id,
+        Err(err) => {
+            drop(subscriptions);
+            // Not `owned`: dropping it leaves `user_data` alone.
+            drop(host);
+            return Err(err.into());
+        }
+    };
+    // From here on the library owns `user_data`: dropping the last reference releases it.
+    host.owned.store(true, Ordering::Release);
+    subscriptions.insert(id, host);
+    drop(subscriptions);
+    out.write(id);
+    Ok(())
+}
+
+/// Removes a subscription made by `depositkit_deposit_client_subscribe` or
+/// `depositkit_deposit_client_subscribe_notifications` (the two share one space of ids).
 ///
 /// On success `*out_removed` tells whether `subscription` was subscribed (false for an unknown
 /// id, one already removed, or after `_close`). When it was, its callback is not called again;
 /// called outside a callback, this waits for a call of it that is running on the dispatcher to
-/// return, so once it returns no call is running. Called from inside a callback (of any
-/// client) it never waits: a callback may unsubscribe itself (it returns normally; its
-/// `user_data_free` runs after it returns) or another subscription. Its `user_data_free` is
-/// called as described at `depositkit_deposit_client_subscribe`.
+/// return, so once it returns no call is running and its `user_data_free` has been called (on
+/// this thread). Called from inside a callback (of any client) it never waits: a callback may
+/// unsubscribe itself (it returns normally; its `user_data_free` runs after it returns) or
+/// another subscription. Its `user_data_free` is called as described at
+/// `depositkit_deposit_client_subscribe`.
 ///
 /// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or
 /// `out_removed` is NULL. Works on a closed client too. Thread-safe.
@@ -996,11 +1101,15 @@ pub unsafe extern "C" fn depositkit_deposit_client_unsubscribe(
         let removed = client.inner.unsubscribe(subscription);
         if let Some(host) = host {
             if !in_callback() {
-                // Wait for a call under way (it holds the lock) to return.
+                // Wait for a call under way (it holds the lock) to return; later ones see
+                // `closed` and skip the callback. So `user_data` may be released now, on this
+                // thread, outside every lock, even though a delivery may still hold a
+                // reference to `host` for a moment.
                 drop(lock(&host.calling));
+                host.release();
             }
-            // The last reference unless a delivery still holds one: `user_data_free` runs here,
-            // on this thread, outside every lock (or on the dispatcher when that delivery ends).
+            // Inside a callback: the last reference unless a delivery still holds one;
+            // `user_data_free` runs here, or on the dispatcher when that delivery ends.
             drop(host);
         }
         out.write(removed);
@@ -1008,7 +1117,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_unsubscribe(
     })
 }
 
-/// Callback calls that returned non-zero so far, over every subscription of the client.
+/// Callback calls that returned non-zero so far, over every subscription of the client (event
+/// and notification callbacks).
 ///
 /// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
 /// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.

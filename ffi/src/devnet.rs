@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ::depositkit_devnet::{Devnet, DevnetConfig, RunningDevnet, SweepFaultMode};
+use ::depositkit_devnet::{Devnet, DevnetConfig, Fault, RunningDevnet, Service, SweepFaultMode};
 
 use crate::boundary::{self, FfiError, FfiResult};
 use crate::status::depositkit_status;
@@ -349,6 +349,91 @@ pub unsafe extern "C" fn depositkit_devnet_fail_next_sweeps(
         let devnet = unsafe { devnet_arg(devnet) }?;
         let mode = if reject { SweepFaultMode::Reject } else { SweepFaultMode::Fail };
         devnet.running().fail_next_sweeps(count, mode);
+        Ok(())
+    })
+}
+
+/// Makes the next `count` requests to one of devnet's services fail, or answer late: with HTTP
+/// `status` (400 to 599; 0: none) instead of being served, after waiting `delay_ms`
+/// milliseconds (at most 60000; 0: no wait). At least one of the two must be given; both may
+/// be (a late error). Each request uses up one of `count`. A new fault for the same service and
+/// path replaces a pending one of the same kind (status or delay).
+///
+/// `service` is `"jwt"` (the JWT service, `/jwt`), `"signer"` (`/signer`), `"ua"` (the
+/// universal-account service, `/ua`) or `"user-rpc"` (`/user-rpc`). `path` NULL means every
+/// request to the service; otherwise (starting with `/`) only requests whose path below the
+/// service's prefix starts with it, the most specific path winning: e.g. `"/v1/sweeps/send"`
+/// (sweep and refund sends), `"/v1/sweeps/quote"`, `"/v1/sweeps/q_"` (sweep status reads),
+/// `"/v1/balances"`, `"/v1/receipts"`, `"/v1/transactions"` (not for `"user-rpc"`, which has
+/// one path). Clients retry 429 and 5xx answers (`httpRetries`), so a fault meant to reach the
+/// caller needs a `count` above that.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown service,
+/// a `path` on `"user-rpc"` or not starting with `/`, a status outside 400..=599, a delay above
+/// 60000, neither a status nor a delay, or a `count` of 0 (the message says which);
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` or `service` is NULL;
+/// `DEPOSITKIT_STATUS_INVALID_UTF8`. Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `service` and `path`
+/// must be NULL or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_inject_service_fault(
+    devnet: *const depositkit_devnet,
+    service: *const c_char,
+    path: *const c_char,
+    status: u16,
+    delay_ms: u64,
+    count: u32,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        // SAFETY: the caller's contract above.
+        let name = unsafe { strings::str_arg(service, "service") }?;
+        let service = Service::ALL.into_iter().find(|s| s.as_str() == name).ok_or_else(|| {
+            FfiError::new(
+                depositkit_status::InvalidArgument,
+                format!(
+                    "service must be one of jwt, signer, ua, user-rpc, got {}",
+                    depositkit_core::describe::quote(name)
+                ),
+            )
+        })?;
+        let path = if path.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's contract above.
+            Some(unsafe { strings::str_arg(path, "path") }?)
+        };
+        let fault = Fault {
+            status: (status != 0).then_some(status),
+            retry_after: None,
+            delay_ms: (delay_ms != 0).then_some(delay_ms),
+            count: Some(count),
+        };
+        devnet.running().inject_service_fault_at(service, path, &fault).map_err(devnet_error)?;
+        Ok(())
+    })
+}
+
+/// Disarms every pending fault of every service: HTTP faults
+/// (`depositkit_devnet_inject_service_fault`), sweep faults
+/// (`depositkit_devnet_fail_next_sweeps`) and forged JWTs (`depositkit_devnet_forge_next_jwts`).
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet` is NULL.
+/// Thread-safe.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle from `depositkit_devnet_start`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_devnet_clear_faults(
+    devnet: *const depositkit_devnet,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let devnet = unsafe { devnet_arg(devnet) }?;
+        devnet.running().clear_faults();
         Ok(())
     })
 }

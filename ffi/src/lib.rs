@@ -23,7 +23,8 @@
 //!   (`const char *`) are never freed. Handles (`user_rpc::depositkit_user_rpc_client`,
 //!   `deposit::depositkit_deposit_client`, `devnet::depositkit_devnet`) are freed only by their
 //!   own `_free` function, which accepts NULL.
-//! - Callbacks (`deposit::depositkit_event_callback`) take `void *user_data` first, are
+//! - Callbacks (`deposit::depositkit_event_callback`,
+//!   `notifications::depositkit_notifications_callback`) take `void *user_data` first, are
 //!   `Option<unsafe extern "C" fn>` (NULL-able in C), run on a library-owned dispatcher thread,
 //!   and come with an optional `user_data_free` that the library calls exactly once.
 //!
@@ -46,6 +47,14 @@ pub mod address;
 pub mod user_rpc;
 
 pub mod deposit;
+
+pub mod refund;
+
+pub mod recovery;
+
+pub mod notifications;
+
+pub mod history;
 
 // The in-process devnet (`depositkit_devnet_*`): on by default, left out of production builds
 // with `--no-default-features`. The header declares it inside `#if defined(DEPOSITKIT_DEVNET)`.
