@@ -6,13 +6,17 @@
 //!   `funding`, `onramp`) are dicts whose keys may be snake_case or the spec's camelCase. A value
 //!   of the wrong type raises `TypeError`; a bad value `ConfigurationError` (a `ValueError`),
 //!   whose message names the option by its Python name (see [`pythonize`]).
-//! - **Blocking calls** (`initialize`, `poll_now`, `sweep`, `transactions`) run on a worker
-//!   thread while the caller waits with the GIL released and stays interruptible by Ctrl-C
-//!   ([`crate::blocking`]). `next_event` and iteration wait in 100 ms slices, detached.
-//! - **Callbacks** (`on_deposit_event=`, `subscribe`) are held in [`CallbackSlot`]s: the core's
-//!   event thread calls them attached to the interpreter, and their exceptions go to
-//!   `sys.unraisablehook`. The client's `__traverse__`/`__clear__` expose them to the garbage
-//!   collector, so a callback that refers to its client is collected with it.
+//! - **Blocking calls** (`initialize`, `poll_now`, `sweep`, `refund`, `can_refund`,
+//!   `stuck_funds`, `recover_funds`, `transactions`, `get_transactions`,
+//!   `get_token_transactions`, `get_transaction`) run on a worker thread while the caller waits
+//!   with the GIL released and stays interruptible by Ctrl-C ([`crate::blocking`]).
+//!   `next_event` and iteration wait in 100 ms slices, detached. The other methods only read or
+//!   change the client's state under a short lock.
+//! - **Callbacks** (`on_deposit_event=`, `subscribe`, `subscribe_notifications`) are held in
+//!   [`CallbackSlot`]s: the core's event thread calls them attached to the interpreter, and
+//!   their exceptions go to `sys.unraisablehook`. The client's `__traverse__`/`__clear__`
+//!   expose them to the garbage collector, so a callback that refers to its client is collected
+//!   with it.
 //! - **Lifecycle**: `close()` (also `with`, dropping the object, and the `atexit` hook
 //!   [`close_all`]) stops the client with the GIL released, so that the event thread can finish a
 //!   callback that is waiting for the GIL.
@@ -23,8 +27,9 @@ use std::time::Duration;
 
 use depositkit_core as core;
 use depositkit_core::deposit::{
-    DepositClient, DepositClientConfig, DestinationConfig, FundingConfig, NotificationsConfig,
-    OnrampConfig, RefundConfig, SubscriptionId,
+    DepositClient, DepositClientConfig, DestinationConfig, FundingConfig, NotificationRecord,
+    NotificationsConfig, OnrampConfig, RefundConfig, RefundReason, SubscriptionId,
+    TokenTransactionFilter,
 };
 use depositkit_core::describe::quote;
 use depositkit_core::{Error, ErrorKind, TokenType};
@@ -36,11 +41,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::blocking::{wait_for_raw, wait_sliced};
-use crate::conversions::{json_to_py, str_arg};
+use crate::conversions::{chain_id_arg, json_to_py, str_arg};
 use crate::errors::to_py_err;
 use crate::events::{
-    CallbackSlot, PyDepositAddresses, PyDetectedDeposit, PyLifecycleEvent, PySweepResult,
-    event_to_py, py_repr, resolved_destination_dict,
+    CallbackSlot, PyDepositAddresses, PyDetectedDeposit, PyLifecycleEvent, PyNotification,
+    PyRecoveryResult, PyRefundEligibility, PyRefundResult, PySweepResult,
+    PyTokenTransactionsResponse, PyTransactionsResponse, PyUaTransaction, event_to_py,
+    notifications_config_dict, notifications_to_py, py_repr, refund_config_dict,
+    resolved_destination_dict,
 };
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -106,6 +114,8 @@ const OPTION_NAMES: &[&str] = &[
     "minPollingIntervalMs",
     "autoSweep",
     "sweepRetryDelayMs",
+    "reconcileIntervalMs",
+    "processingTimeoutMs",
     "servicesUrl",
     "jwtServiceUrl",
     "signerUrl",
@@ -551,6 +561,8 @@ pub(crate) struct Options<'a, 'py> {
     pub signer_url: Option<&'a Bound<'py, PyAny>>,
     pub account_service_url: Option<&'a Bound<'py, PyAny>>,
     pub sweep_retry_delay_ms: Option<&'a Bound<'py, PyAny>>,
+    pub reconcile_interval_ms: Option<&'a Bound<'py, PyAny>>,
+    pub processing_timeout_ms: Option<&'a Bound<'py, PyAny>>,
     pub min_polling_interval_ms: Option<&'a Bound<'py, PyAny>>,
     pub request_timeout_ms: Option<&'a Bound<'py, PyAny>>,
     pub http_retries: Option<&'a Bound<'py, PyAny>>,
@@ -610,6 +622,12 @@ fn build_config(
     if let Some(ms) = int_opt(o.sweep_retry_delay_ms, "sweep_retry_delay_ms", NON_NEGATIVE)? {
         config.sweep_retry_delay_ms = ms;
     }
+    if let Some(ms) = int_opt(o.reconcile_interval_ms, "reconcile_interval_ms", NON_NEGATIVE)? {
+        config.reconcile_interval_ms = ms;
+    }
+    if let Some(ms) = int_opt(o.processing_timeout_ms, "processing_timeout_ms", NON_NEGATIVE)? {
+        config.processing_timeout_ms = ms;
+    }
     if let Some(ms) = int_opt(o.min_polling_interval_ms, "min_polling_interval_ms", NON_NEGATIVE)? {
         config.min_polling_interval_ms = ms;
     }
@@ -630,6 +648,32 @@ fn build_config(
         config.event_queue_capacity = n;
     }
     Ok(config)
+}
+
+/// A page number or page size of the history calls: `None`, or an `int` (not `bool`). Values
+/// beyond `u32` get the core's message; the core checks the rest.
+fn page_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<u32>> {
+    let Some(obj) = given(obj) else { return Ok(None) };
+    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an int or None, not {}",
+            type_name(obj)
+        )));
+    }
+    obj.extract::<u32>().map(Some).map_err(|_| {
+        let message = if name == "page" {
+            format!("page must be at least 1, got {}", shown(obj))
+        } else {
+            format!("page size must be between 1 and 100, got {}", shown(obj))
+        };
+        to_py_err(obj.py(), Error::invalid_argument(message))
+    })
+}
+
+/// A refund reason: one of the spec's spellings (`"user_requested"`, `"sweep_failed"`, …).
+fn reason_arg(obj: &Bound<'_, PyAny>) -> PyResult<RefundReason> {
+    let text = str_arg(obj, "reason")?;
+    text.parse::<RefundReason>().map_err(|e| to_py_err(obj.py(), e))
 }
 
 /// A timeout in seconds (`int` or `float`, at least 0); `None` waits without a limit.
@@ -658,7 +702,7 @@ fn timeout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Duration>> {
 
 /// What [`PyDepositClient::wait_event`] found.
 enum Next {
-    Event(core::DepositEvent),
+    Event(Box<core::DepositEvent>),
     Closed,
 }
 
@@ -693,10 +737,13 @@ impl PyDepositClient {
     fn wait_event(&self, py: Python<'_>, timeout: Option<Duration>) -> PyResult<Option<Next>> {
         let shared = &self.shared;
         wait_sliced(py, timeout, |slice| match shared.client.next_event(slice) {
-            Some(event) => Some(Next::Event(event)),
-            None if shared.finished() => {
-                Some(shared.client.next_event(Duration::ZERO).map_or(Next::Closed, Next::Event))
-            }
+            Some(event) => Some(Next::Event(Box::new(event))),
+            None if shared.finished() => Some(
+                shared
+                    .client
+                    .next_event(Duration::ZERO)
+                    .map_or(Next::Closed, |event| Next::Event(Box::new(event))),
+            ),
             None => None,
         })
     }
@@ -744,11 +791,12 @@ impl PyDepositClient {
             polling_interval_ms=None, auto_sweep=None, refund=None, notifications=None,
             funding=None, onramp=None, on_deposit_event=None, services_url=None,
             jwt_service_url=None, signer_url=None, account_service_url=None,
-            sweep_retry_delay_ms=None, min_polling_interval_ms=None, request_timeout_ms=None,
+            sweep_retry_delay_ms=None, reconcile_interval_ms=None, processing_timeout_ms=None,
+            min_polling_interval_ms=None, request_timeout_ms=None,
             http_retries=None, http_initial_backoff_ms=None, call_timeout_ms=None,
             event_queue_capacity=None
         ),
-        text_signature = "(owner_address, destination, *, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, on_deposit_event=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024)"
+        text_signature = "(owner_address, destination, *, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, on_deposit_event=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -772,6 +820,8 @@ impl PyDepositClient {
         signer_url: Option<&Bound<'_, PyAny>>,
         account_service_url: Option<&Bound<'_, PyAny>>,
         sweep_retry_delay_ms: Option<&Bound<'_, PyAny>>,
+        reconcile_interval_ms: Option<&Bound<'_, PyAny>>,
+        processing_timeout_ms: Option<&Bound<'_, PyAny>>,
         min_polling_interval_ms: Option<&Bound<'_, PyAny>>,
         request_timeout_ms: Option<&Bound<'_, PyAny>>,
         http_retries: Option<&Bound<'_, PyAny>>,
@@ -796,6 +846,8 @@ impl PyDepositClient {
             signer_url,
             account_service_url,
             sweep_retry_delay_ms,
+            reconcile_interval_ms,
+            processing_timeout_ms,
             min_polling_interval_ms,
             request_timeout_ms,
             http_retries,
@@ -961,6 +1013,153 @@ impl PyDepositClient {
             to_py_err(py, Error::new(ErrorKind::Internal, format!("transactions as JSON: {e}")))
         })?;
         json_to_py(py, &value)
+    }
+
+    #[pyo3(signature = (page=None, page_size=None))]
+    fn get_transactions(
+        &self,
+        py: Python<'_>,
+        page: Option<&Bound<'_, PyAny>>,
+        page_size: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTransactionsResponse> {
+        let page = page_arg(page, "page")?;
+        let page_size = page_arg(page_size, "page_size")?;
+        self.run(py, move |client| client.get_transactions(page, page_size)).map(Into::into)
+    }
+
+    #[pyo3(signature = (chain_id, address, *, page_token=None, page_size=None))]
+    fn get_token_transactions(
+        &self,
+        py: Python<'_>,
+        chain_id: &Bound<'_, PyAny>,
+        address: &Bound<'_, PyAny>,
+        page_token: Option<&Bound<'_, PyAny>>,
+        page_size: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTokenTransactionsResponse> {
+        let chain = chain_id_arg(chain_id)?;
+        let Some(chain_id) = chain.id else {
+            return Err(to_py_err(
+                py,
+                Error::invalid_argument(format!("unknown chain id {}", chain.text())),
+            ));
+        };
+        let address = str_arg(address, "address")?.into_owned();
+        let page_token = text_opt(page_token, "page_token")?;
+        let mut filter = TokenTransactionFilter::new(chain_id, address);
+        filter.page_size = page_arg(page_size, "page_size")?;
+        self.run(py, move |client| client.get_token_transactions(&filter, page_token.as_deref()))
+            .map(Into::into)
+    }
+
+    fn get_transaction(
+        &self,
+        py: Python<'_>,
+        transaction_id: &Bound<'_, PyAny>,
+    ) -> PyResult<PyUaTransaction> {
+        let id = str_arg(transaction_id, "transaction_id")?.into_owned();
+        self.run(py, move |client| client.get_transaction(&id)).map(Into::into)
+    }
+
+    #[pyo3(
+        signature = (deposit_id, reason=None),
+        text_signature = "(self, deposit_id, reason='user_requested')"
+    )]
+    fn refund(
+        &self,
+        py: Python<'_>,
+        deposit_id: &Bound<'_, PyAny>,
+        reason: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyRefundResult> {
+        let id = str_arg(deposit_id, "deposit_id")?.into_owned();
+        let reason =
+            given(reason).map(reason_arg).transpose()?.unwrap_or(RefundReason::UserRequested);
+        self.run(py, move |client| client.refund(&id, reason)).map(Into::into)
+    }
+
+    fn can_refund(
+        &self,
+        py: Python<'_>,
+        deposit_id: &Bound<'_, PyAny>,
+    ) -> PyResult<PyRefundEligibility> {
+        let id = str_arg(deposit_id, "deposit_id")?.into_owned();
+        self.run(py, move |client| client.can_refund(&id)).map(Into::into)
+    }
+
+    fn refund_result(&self, deposit_id: &Bound<'_, PyAny>) -> PyResult<Option<PyRefundResult>> {
+        let id = str_arg(deposit_id, "deposit_id")?;
+        Ok(self.shared.client.refund_result(&id).map(Into::into))
+    }
+
+    #[getter]
+    fn refund_config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        refund_config_dict(py, &self.shared.client.refund_config())
+    }
+
+    fn stuck_funds(&self, py: Python<'_>) -> PyResult<Vec<PyDetectedDeposit>> {
+        let stuck = self.run(py, DepositClient::stuck_funds)?;
+        Ok(stuck.into_iter().map(PyDetectedDeposit::from).collect())
+    }
+
+    fn recover_funds(&self, py: Python<'_>) -> PyResult<Vec<PyRecoveryResult>> {
+        let results = self.run(py, DepositClient::recover_funds)?;
+        Ok(results.into_iter().map(PyRecoveryResult::from).collect())
+    }
+
+    #[getter]
+    fn is_recovering(&self) -> bool {
+        self.shared.client.is_recovering()
+    }
+
+    fn notifications(&self) -> Vec<PyNotification> {
+        self.shared.client.notifications().into_iter().map(PyNotification::from).collect()
+    }
+
+    fn dismiss_notification(&self, deposit_id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let id = str_arg(deposit_id, "deposit_id")?;
+        Ok(self.shared.client.dismiss_notification(&id))
+    }
+
+    fn subscribe_notifications(
+        &self,
+        py: Python<'_>,
+        callback: &Bound<'_, PyAny>,
+    ) -> PyResult<SubscriptionId> {
+        if !callback.is_callable() {
+            return Err(PyTypeError::new_err(format!(
+                "the callback must be callable, not {}",
+                type_name(callback)
+            )));
+        }
+        self.ensure_open(py)?;
+        let slot = CallbackSlot::new(callback.clone().unbind());
+        let held = Arc::clone(&slot);
+        // Locked across the subscription, as in `subscribe`.
+        let mut callbacks = self.callbacks();
+        let subscribed = self.shared.client.subscribe_notifications(Box::new(
+            move |records: &[NotificationRecord]| {
+                held.call(|py| Ok(notifications_to_py(py, records)?.into_any().unbind()));
+            },
+        ));
+        match subscribed {
+            Ok(id) => {
+                callbacks.push((Some(id), slot));
+                Ok(id)
+            }
+            Err(err) => {
+                drop(callbacks);
+                drop(slot.clear());
+                Err(client_err(py, err))
+            }
+        }
+    }
+
+    #[getter]
+    fn notifications_config<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.shared
+            .client
+            .notifications_config()
+            .map(|config| notifications_config_dict(py, &config))
+            .transpose()
     }
 
     fn subscribe(&self, py: Python<'_>, callback: &Bound<'_, PyAny>) -> PyResult<SubscriptionId> {

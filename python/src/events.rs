@@ -1,24 +1,33 @@
 //! The records and events of the deposit client for Python: `DepositAddresses`,
-//! `DetectedDeposit`, `SweepResult` (with `DeliveredAmount`), and the three event classes
-//! `DepositLifecycleEvent`, `StatusChangedEvent` and `ErrorEvent`; plus [`CallbackSlot`], how a
-//! Python callable is held for the library's event thread.
+//! `DetectedDeposit`, `SweepResult` (with `DeliveredAmount`), `RefundResult`,
+//! `RefundEligibility`, `RecoveryResult`, `Notification`, the history records `UATransaction`,
+//! `TransactionsResponse` and `TokenTransactionsResponse`, and the five event classes
+//! `DepositLifecycleEvent`, `StatusChangedEvent`, `ErrorEvent`, `RefundEvent` and
+//! `RecoveryEvent`; plus [`CallbackSlot`], how a Python callable is held for the library's event
+//! thread.
 //!
 //! Every class here is frozen (immutable, shareable between threads) and wraps the core's own
 //! record, so the attribute values are exactly the core's. `to_dict()` is the core's serde form
-//! (the spec's camelCase record), with raw amounts as Python `int`s.
+//! (the spec's camelCase record), with raw amounts (`rawAmount`, at any depth) as Python `int`s.
+//! The large history record `UATransaction` exposes its scalar fields as attributes and its
+//! nested objects (`target_token`, `change`, `detail`) as snake_case dicts.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use depositkit_core::deposit::{DeliveredAmount, DepositEvent, DepositLifecycleEvent};
+use depositkit_core::deposit::{
+    DeliveredAmount, DepositEvent, DepositLifecycleEvent, NotificationRecord, NotificationsConfig,
+    RecoveryResult, RefundConfig, RefundEligibility, RefundResult, UaTransaction,
+};
 use depositkit_core::{
-    ClientStatus, DepositAddresses, DetectedDeposit, Error, ErrorKind, SweepResult, U256,
+    ClientStatus, DepositAddresses, DetectedDeposit, Error, ErrorKind, SweepResult,
+    TokenTransactionsResponse, TransactionsResponse, U256,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::{PyTraverseError, PyVisit, intern};
 use serde::Serialize;
 
-use crate::conversions::{json_to_py, u256_to_py};
+use crate::conversions::u256_to_py;
 use crate::errors::to_py_err;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -29,6 +38,15 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLifecycleEvent>()?;
     m.add_class::<PyStatusChangedEvent>()?;
     m.add_class::<PyErrorEvent>()?;
+    m.add_class::<PyRefundResult>()?;
+    m.add_class::<PyRefundEligibility>()?;
+    m.add_class::<PyRecoveryResult>()?;
+    m.add_class::<PyNotification>()?;
+    m.add_class::<PyUaTransaction>()?;
+    m.add_class::<PyTransactionsResponse>()?;
+    m.add_class::<PyTokenTransactionsResponse>()?;
+    m.add_class::<PyRefundEvent>()?;
+    m.add_class::<PyRecoveryEvent>()?;
     Ok(())
 }
 
@@ -37,47 +55,43 @@ pub(crate) fn py_repr(py: Python<'_>, text: &str) -> PyResult<String> {
     Ok(PyString::new(py, text).repr()?.to_string())
 }
 
-/// `record`'s serde form as Python objects; `rawAmount` keys (at any depth) become `int`s.
+/// `record`'s serde form as Python objects; `rawAmount` strings (at any depth, lists included)
+/// become `int`s.
 fn to_dict<'py>(py: Python<'py>, record: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
     let value = serde_json::to_value(record).map_err(|e| {
         to_py_err(py, Error::new(ErrorKind::Internal, format!("record as JSON: {e}")))
     })?;
-    let ints = raw_amounts_to_ints(py, &value)?;
-    let object = json_to_py(py, &value)?;
-    for (path, int) in ints {
-        let mut target = object.clone();
-        for key in &path[..path.len() - 1] {
-            target = target.get_item(key)?;
-        }
-        target.set_item(&path[path.len() - 1], int)?;
-    }
-    Ok(object)
+    json_with_ints(py, &value)
 }
 
-/// The paths of the `rawAmount` strings in `value`, with their values as Python `int`s.
-fn raw_amounts_to_ints<'py>(
-    py: Python<'py>,
-    value: &serde_json::Value,
-) -> PyResult<Vec<(Vec<String>, Bound<'py, PyAny>)>> {
-    let mut found = Vec::new();
-    let mut stack: Vec<(Vec<String>, &serde_json::Value)> = vec![(Vec::new(), value)];
-    while let Some((path, node)) = stack.pop() {
-        let serde_json::Value::Object(map) = node else { continue };
-        for (key, child) in map {
-            let mut child_path = path.clone();
-            child_path.push(key.clone());
-            match child {
-                serde_json::Value::String(text) if key == "rawAmount" => {
-                    if let Ok(raw) = text.parse::<U256>() {
-                        found.push((child_path, u256_to_py(py, raw)?));
-                    }
+/// A JSON value as Python objects, as [`crate::conversions::json_to_py`] makes them, except that
+/// a `rawAmount` string holding an integer becomes an `int`.
+fn json_with_ints<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                let raw = match item {
+                    Value::String(text) if key == "rawAmount" => text.parse::<U256>().ok(),
+                    _ => None,
+                };
+                match raw {
+                    Some(raw) => dict.set_item(key, u256_to_py(py, raw)?)?,
+                    None => dict.set_item(key, json_with_ints(py, item)?)?,
                 }
-                serde_json::Value::Object(_) => stack.push((child_path, child)),
-                _ => {}
             }
+            Ok(dict.into_any())
         }
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(json_with_ints(py, item)?)?;
+            }
+            Ok(list.into_any())
+        }
+        other => crate::conversions::json_to_py(py, other),
     }
-    Ok(found)
 }
 
 fn destination_dict<'py>(
@@ -355,6 +369,637 @@ impl PySweepResult {
     }
 }
 
+// --- refunds, recovery, notifications -----------------------------------------------------------
+
+#[pyclass(module = "depositkit", name = "RefundResult", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyRefundResult {
+    inner: RefundResult,
+}
+
+impl From<RefundResult> for PyRefundResult {
+    fn from(inner: RefundResult) -> Self {
+        PyRefundResult { inner }
+    }
+}
+
+#[pymethods]
+impl PyRefundResult {
+    #[getter]
+    fn deposit_id(&self) -> &str {
+        &self.inner.deposit_id
+    }
+
+    #[getter]
+    fn token(&self) -> &'static str {
+        self.inner.token.symbol()
+    }
+
+    #[getter]
+    fn source_chain_id(&self) -> u64 {
+        self.inner.source_chain_id
+    }
+
+    #[getter]
+    fn amount(&self) -> &str {
+        &self.inner.amount
+    }
+
+    #[getter]
+    fn amount_usd(&self) -> f64 {
+        self.inner.amount_usd
+    }
+
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.inner.status.as_str()
+    }
+
+    #[getter]
+    fn reason(&self) -> &'static str {
+        self.inner.reason.as_str()
+    }
+
+    #[getter]
+    fn tx_hash(&self) -> Option<&str> {
+        self.inner.tx_hash.as_deref()
+    }
+
+    #[getter]
+    fn error(&self) -> Option<&str> {
+        self.inner.error.as_deref()
+    }
+
+    #[getter]
+    fn refunded_to(&self) -> Option<&str> {
+        self.inner.refunded_to.as_deref()
+    }
+
+    #[getter]
+    fn refunded_to_sender(&self) -> Option<bool> {
+        self.inner.refunded_to_sender
+    }
+
+    #[getter]
+    fn attempts(&self) -> u32 {
+        self.inner.attempts
+    }
+
+    #[getter]
+    fn delivered_amount(&self) -> Option<&str> {
+        self.inner.delivered_amount.as_deref()
+    }
+
+    #[getter]
+    fn explorer_url(&self) -> Option<&str> {
+        self.inner.explorer_url.as_deref()
+    }
+
+    #[getter]
+    fn quote_id(&self) -> Option<&str> {
+        self.inner.quote_id.as_deref()
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.inner)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<depositkit.RefundResult deposit_id={} status={} reason={}>",
+            py_repr(py, &self.inner.deposit_id)?,
+            py_repr(py, self.inner.status.as_str())?,
+            py_repr(py, self.inner.reason.as_str())?
+        ))
+    }
+}
+
+#[pyclass(module = "depositkit", name = "RefundEligibility", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyRefundEligibility {
+    inner: RefundEligibility,
+}
+
+impl From<RefundEligibility> for PyRefundEligibility {
+    fn from(inner: RefundEligibility) -> Self {
+        PyRefundEligibility { inner }
+    }
+}
+
+#[pymethods]
+impl PyRefundEligibility {
+    #[getter]
+    fn eligible(&self) -> bool {
+        self.inner.eligible
+    }
+
+    #[getter]
+    fn reason(&self) -> Option<&'static str> {
+        self.inner.reason.map(|r| r.as_str())
+    }
+
+    #[getter]
+    fn message(&self) -> &str {
+        &self.inner.message
+    }
+
+    #[getter]
+    fn refund_address(&self) -> Option<&str> {
+        self.inner.refund_address.as_deref()
+    }
+
+    #[getter]
+    fn refund_to_sender(&self) -> Option<bool> {
+        self.inner.refund_to_sender
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.inner)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<depositkit.RefundEligibility eligible={} reason={} message={}>",
+            if self.inner.eligible { "True" } else { "False" },
+            match self.inner.reason {
+                Some(reason) => py_repr(py, reason.as_str())?,
+                None => "None".to_owned(),
+            },
+            py_repr(py, &self.inner.message)?
+        ))
+    }
+}
+
+#[pyclass(module = "depositkit", name = "RecoveryResult", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyRecoveryResult {
+    inner: RecoveryResult,
+}
+
+impl From<RecoveryResult> for PyRecoveryResult {
+    fn from(inner: RecoveryResult) -> Self {
+        PyRecoveryResult { inner }
+    }
+}
+
+#[pymethods]
+impl PyRecoveryResult {
+    #[getter]
+    fn token(&self) -> &'static str {
+        self.inner.token.symbol()
+    }
+
+    #[getter]
+    fn chain_id(&self) -> u64 {
+        self.inner.chain_id
+    }
+
+    #[getter]
+    fn amount(&self) -> &str {
+        &self.inner.amount
+    }
+
+    #[getter]
+    fn amount_usd(&self) -> f64 {
+        self.inner.amount_usd
+    }
+
+    #[getter]
+    fn raw_amount<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        raw_text_to_py(py, &self.inner.raw_amount, "recovered")
+    }
+
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.inner.status.as_str()
+    }
+
+    #[getter]
+    fn error(&self) -> Option<&str> {
+        self.inner.error.as_deref()
+    }
+
+    #[getter]
+    fn tx_hash(&self) -> Option<&str> {
+        self.inner.tx_hash.as_deref()
+    }
+
+    #[getter]
+    fn delivered(&self) -> Option<PyDeliveredAmount> {
+        self.inner.delivered.clone().map(|inner| PyDeliveredAmount { inner })
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.inner)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<depositkit.RecoveryResult {} {} on chain {} status={}>",
+            self.inner.amount,
+            self.inner.token.symbol(),
+            self.inner.chain_id,
+            py_repr(py, self.inner.status.as_str())?
+        ))
+    }
+}
+
+#[pyclass(module = "depositkit", name = "Notification", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyNotification {
+    inner: NotificationRecord,
+}
+
+impl From<NotificationRecord> for PyNotification {
+    fn from(inner: NotificationRecord) -> Self {
+        PyNotification { inner }
+    }
+}
+
+/// The records as a Python `list` of `Notification`s (what a notifications callback gets).
+pub(crate) fn notifications_to_py<'py>(
+    py: Python<'py>,
+    records: &[NotificationRecord],
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for record in records {
+        list.append(Py::new(py, PyNotification::from(record.clone()))?)?;
+    }
+    Ok(list)
+}
+
+#[pymethods]
+impl PyNotification {
+    #[getter]
+    fn id(&self) -> &str {
+        &self.inner.event.id
+    }
+
+    #[getter]
+    fn phase(&self) -> &'static str {
+        self.inner.event.phase.as_str()
+    }
+
+    #[getter]
+    fn token(&self) -> &'static str {
+        self.inner.event.token.symbol()
+    }
+
+    #[getter]
+    fn chain_id(&self) -> u64 {
+        self.inner.event.chain_id
+    }
+
+    #[getter]
+    fn amount(&self) -> &str {
+        &self.inner.event.amount
+    }
+
+    #[getter]
+    fn amount_usd(&self) -> f64 {
+        self.inner.event.amount_usd
+    }
+
+    #[getter]
+    fn destination<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner
+            .event
+            .destination
+            .as_ref()
+            .map(|d| destination_dict(py, &d.address, d.chain_id, None))
+            .transpose()
+    }
+
+    #[getter]
+    fn transaction_id(&self) -> Option<&str> {
+        self.inner.event.transaction_id.as_deref()
+    }
+
+    #[getter]
+    fn explorer_url(&self) -> Option<&str> {
+        self.inner.event.explorer_url.as_deref()
+    }
+
+    #[getter]
+    fn error(&self) -> Option<&str> {
+        self.inner.event.error.as_deref()
+    }
+
+    #[getter]
+    fn timestamp(&self) -> u64 {
+        self.inner.event.timestamp
+    }
+
+    #[getter]
+    fn created_at(&self) -> u64 {
+        self.inner.created_at
+    }
+
+    #[getter]
+    fn updated_at(&self) -> u64 {
+        self.inner.updated_at
+    }
+
+    #[getter]
+    fn refund(&self) -> Option<PyRefundResult> {
+        self.inner.refund.clone().map(PyRefundResult::from)
+    }
+
+    #[getter]
+    fn event(&self) -> PyLifecycleEvent {
+        PyLifecycleEvent::from(self.inner.event.clone())
+    }
+
+    #[getter]
+    fn is_terminal(&self) -> bool {
+        self.inner.is_terminal()
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.inner)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let refund = match &self.inner.refund {
+            Some(refund) => format!(" refund={}", py_repr(py, refund.status.as_str())?),
+            None => String::new(),
+        };
+        Ok(format!(
+            "<depositkit.Notification {} id={} {} {} on chain {}{refund}>",
+            self.inner.event.phase.as_str(),
+            py_repr(py, &self.inner.event.id)?,
+            self.inner.event.amount,
+            self.inner.event.token.symbol(),
+            self.inner.event.chain_id
+        ))
+    }
+}
+
+/// `DepositClient.refund_config`: `{"enabled", "delay_ms", "max_attempts", "refund_to_sender"}`.
+pub(crate) fn refund_config_dict<'py>(
+    py: Python<'py>,
+    config: &RefundConfig,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item(intern!(py, "enabled"), config.enabled)?;
+    dict.set_item(intern!(py, "delay_ms"), config.delay_ms)?;
+    dict.set_item(intern!(py, "max_attempts"), config.max_attempts)?;
+    dict.set_item(intern!(py, "refund_to_sender"), config.refund_to_sender)?;
+    Ok(dict)
+}
+
+/// `DepositClient.notifications_config`: `{"position", "theme", "duration_ms", "max",
+/// "class_name"}`.
+pub(crate) fn notifications_config_dict<'py>(
+    py: Python<'py>,
+    config: &NotificationsConfig,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item(intern!(py, "position"), config.position.as_str())?;
+    dict.set_item(intern!(py, "theme"), config.theme.as_str())?;
+    dict.set_item(intern!(py, "duration_ms"), config.duration_ms)?;
+    dict.set_item(intern!(py, "max"), config.max)?;
+    dict.set_item(intern!(py, "class_name"), config.class_name.as_deref())?;
+    Ok(dict)
+}
+
+/// A decimal string of smallest units from the core as a Python `int`.
+fn raw_text_to_py<'py>(py: Python<'py>, text: &str, what: &str) -> PyResult<Bound<'py, PyAny>> {
+    let raw = text.parse::<U256>().map_err(|_| {
+        to_py_err(
+            py,
+            Error::new(
+                ErrorKind::Protocol,
+                format!("{what} raw amount {text:?} is not an integer"),
+            ),
+        )
+    })?;
+    u256_to_py(py, raw)
+}
+
+// --- transaction history ------------------------------------------------------------------------
+
+#[pyclass(module = "depositkit", name = "UATransaction", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyUaTransaction {
+    inner: UaTransaction,
+}
+
+impl From<UaTransaction> for PyUaTransaction {
+    fn from(inner: UaTransaction) -> Self {
+        PyUaTransaction { inner }
+    }
+}
+
+fn transactions_list<'py>(
+    py: Python<'py>,
+    transactions: &[UaTransaction],
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for transaction in transactions {
+        list.append(Py::new(py, PyUaTransaction::from(transaction.clone()))?)?;
+    }
+    Ok(list)
+}
+
+#[pymethods]
+impl PyUaTransaction {
+    #[getter]
+    fn transaction_id(&self) -> &str {
+        &self.inner.transaction_id
+    }
+
+    #[getter]
+    fn tag(&self) -> &str {
+        &self.inner.tag
+    }
+
+    #[getter]
+    fn status(&self) -> i64 {
+        self.inner.status
+    }
+
+    #[getter]
+    fn created_at(&self) -> &str {
+        &self.inner.created_at
+    }
+
+    #[getter]
+    fn updated_at(&self) -> &str {
+        &self.inner.updated_at
+    }
+
+    // `from_chains` in Python; the Rust name avoids clippy's `from_*` convention.
+    #[getter(from_chains)]
+    fn source_chains(&self) -> Vec<u64> {
+        self.inner.from_chains.clone()
+    }
+
+    #[getter]
+    fn to_chains(&self) -> Vec<u64> {
+        self.inner.to_chains.clone()
+    }
+
+    #[getter]
+    fn quote_id(&self) -> Option<&str> {
+        self.inner.quote_id.as_deref()
+    }
+
+    #[getter]
+    fn deposit_id(&self) -> Option<&str> {
+        self.inner.deposit_id.as_deref()
+    }
+
+    #[getter]
+    fn target_token<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = &self.inner.target_token;
+        let dict = PyDict::new(py);
+        dict.set_item(intern!(py, "name"), &t.name)?;
+        dict.set_item(intern!(py, "type"), &t.token_type)?;
+        dict.set_item(intern!(py, "image"), &t.image)?;
+        dict.set_item(intern!(py, "price"), t.price)?;
+        dict.set_item(intern!(py, "symbol"), &t.symbol)?;
+        dict.set_item(intern!(py, "address"), &t.address)?;
+        dict.set_item(intern!(py, "asset_id"), &t.asset_id)?;
+        dict.set_item(intern!(py, "chain_id"), t.chain_id)?;
+        dict.set_item(intern!(py, "decimals"), t.decimals)?;
+        dict.set_item(intern!(py, "real_decimals"), t.real_decimals)?;
+        dict.set_item(intern!(py, "is_primary_token"), t.is_primary_token)?;
+        dict.set_item(intern!(py, "is_smart_router_supported"), t.is_smart_router_supported)?;
+        Ok(dict)
+    }
+
+    #[getter]
+    fn change<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = &self.inner.change;
+        let dict = PyDict::new(py);
+        dict.set_item(intern!(py, "amount"), &c.amount)?;
+        dict.set_item(intern!(py, "amount_in_usd"), &c.amount_in_usd)?;
+        dict.set_item(intern!(py, "from"), &c.from)?;
+        dict.set_item(intern!(py, "to"), &c.to)?;
+        let raw = match c.raw_amount.as_deref() {
+            Some(text) => Some(raw_text_to_py(py, text, "the transaction's")?),
+            None => None,
+        };
+        dict.set_item(intern!(py, "raw_amount"), raw)?;
+        Ok(dict)
+    }
+
+    #[getter]
+    fn detail<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        dict.set_item(intern!(py, "red_packet_count"), self.inner.detail.red_packet_count)?;
+        Ok(dict)
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.inner)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<depositkit.UATransaction {} {} {} {} on chain {} status={}>",
+            py_repr(py, &self.inner.tag)?,
+            py_repr(py, &self.inner.transaction_id)?,
+            self.inner.change.amount,
+            self.inner.target_token.symbol,
+            self.inner.target_token.chain_id,
+            self.inner.status
+        ))
+    }
+}
+
+#[pyclass(module = "depositkit", name = "TransactionsResponse", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyTransactionsResponse {
+    inner: TransactionsResponse,
+}
+
+impl From<TransactionsResponse> for PyTransactionsResponse {
+    fn from(inner: TransactionsResponse) -> Self {
+        PyTransactionsResponse { inner }
+    }
+}
+
+#[pymethods]
+impl PyTransactionsResponse {
+    #[getter]
+    fn transactions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        transactions_list(py, &self.inner.transactions)
+    }
+
+    #[getter]
+    fn page(&self) -> u32 {
+        self.inner.page
+    }
+
+    #[getter]
+    fn page_size(&self) -> u32 {
+        self.inner.page_size
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.inner)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.transactions.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<depositkit.TransactionsResponse page={} page_size={} with {} transactions>",
+            self.inner.page,
+            self.inner.page_size,
+            self.inner.transactions.len()
+        )
+    }
+}
+
+#[pyclass(module = "depositkit", name = "TokenTransactionsResponse", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyTokenTransactionsResponse {
+    inner: TokenTransactionsResponse,
+}
+
+impl From<TokenTransactionsResponse> for PyTokenTransactionsResponse {
+    fn from(inner: TokenTransactionsResponse) -> Self {
+        PyTokenTransactionsResponse { inner }
+    }
+}
+
+#[pymethods]
+impl PyTokenTransactionsResponse {
+    #[getter]
+    fn transactions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        transactions_list(py, &self.inner.transactions)
+    }
+
+    #[getter]
+    fn next_page_token(&self) -> Option<&str> {
+        self.inner.next_page_token.as_deref()
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.inner)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.transactions.len()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let next = match &self.inner.next_page_token {
+            Some(token) => py_repr(py, token)?,
+            None => "None".to_owned(),
+        };
+        Ok(format!(
+            "<depositkit.TokenTransactionsResponse with {} transactions next_page_token={next}>",
+            self.inner.transactions.len()
+        ))
+    }
+}
+
 // --- events -----------------------------------------------------------------------------------
 
 #[pyclass(module = "depositkit", name = "DepositLifecycleEvent", frozen, eq)]
@@ -534,6 +1179,70 @@ impl PyErrorEvent {
     }
 }
 
+#[pyclass(module = "depositkit", name = "RefundEvent", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyRefundEvent {
+    result: RefundResult,
+}
+
+#[pymethods]
+impl PyRefundEvent {
+    #[getter]
+    fn r#type(&self) -> &'static str {
+        "refund:update"
+    }
+
+    #[getter]
+    fn result(&self) -> PyRefundResult {
+        PyRefundResult::from(self.result.clone())
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.result)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<depositkit.RefundEvent deposit_id={} status={}>",
+            py_repr(py, &self.result.deposit_id)?,
+            py_repr(py, self.result.status.as_str())?
+        ))
+    }
+}
+
+#[pyclass(module = "depositkit", name = "RecoveryEvent", frozen, eq)]
+#[derive(PartialEq)]
+pub(crate) struct PyRecoveryEvent {
+    result: RecoveryResult,
+}
+
+#[pymethods]
+impl PyRecoveryEvent {
+    #[getter]
+    fn r#type(&self) -> &'static str {
+        "recovery:result"
+    }
+
+    #[getter]
+    fn result(&self) -> PyRecoveryResult {
+        PyRecoveryResult::from(self.result.clone())
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_dict(py, &self.result)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<depositkit.RecoveryEvent {} {} on chain {} status={}>",
+            self.result.amount,
+            self.result.token.symbol(),
+            self.result.chain_id,
+            py_repr(py, self.result.status.as_str())?
+        ))
+    }
+}
+
 /// `event` as the Python object of its class.
 pub(crate) fn event_to_py(py: Python<'_>, event: &DepositEvent) -> PyResult<Py<PyAny>> {
     Ok(match event {
@@ -543,6 +1252,12 @@ pub(crate) fn event_to_py(py: Python<'_>, event: &DepositEvent) -> PyResult<Py<P
         }
         DepositEvent::Error { kind, message } => {
             Py::new(py, PyErrorEvent { kind: *kind, message: message.clone() })?.into_any()
+        }
+        DepositEvent::Refund(result) => {
+            Py::new(py, PyRefundEvent { result: result.clone() })?.into_any()
+        }
+        DepositEvent::Recovery(result) => {
+            Py::new(py, PyRecoveryEvent { result: result.clone() })?.into_any()
         }
     })
 }

@@ -12,8 +12,10 @@
 //!   interpreter, checking for Ctrl-C every 100 ms;
 //! - [`user_rpc`]: `UserRpcClient`, `User` and `Wallet`, the user-lookup service client;
 //! - [`deposit`]: `DepositClient`, the deposit client of the spec, and [`events`]: its records
-//!   (`DepositAddresses`, `DetectedDeposit`, `SweepResult`) and events, and how Python callbacks
-//!   are held for its event thread;
+//!   (`DepositAddresses`, `DetectedDeposit`, `SweepResult`, `RefundResult`, `RefundEligibility`,
+//!   `RecoveryResult`, `Notification`, and the history's `UATransaction`, `TransactionsResponse`,
+//!   `TokenTransactionsResponse`) and events, and how Python callbacks are held for its event
+//!   thread;
 //! - [`devnet`]: `Devnet`, the emulator of the remote services, started in process.
 
 use pyo3::prelude::*;

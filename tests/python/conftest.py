@@ -305,6 +305,53 @@ class EventLog:
         self.until(lambda _: phase in self.phases(deposit_id), timeout)
         return next(e for e in self.lifecycle(deposit_id) if e.phase == phase)
 
+    def refunds(self, deposit_id: Optional[str] = None) -> list[Any]:
+        """The ``RefundResult`` of every ``refund:update`` event (of ``deposit_id``), in order."""
+        return [
+            e.result
+            for e in self.events
+            if e.type == "refund:update" and (deposit_id is None or e.result.deposit_id == deposit_id)
+        ]
+
+    def refund_statuses(self, deposit_id: str) -> list[str]:
+        return [r.status for r in self.refunds(deposit_id)]
+
+    def refund_done(self, deposit_id: str, timeout: float = 10.0) -> Any:
+        """Waits for ``deposit_id``'s refund to end (success, failed or skipped); returns that
+        ``RefundResult``."""
+
+        def ended() -> list[Any]:
+            return [r for r in self.refunds(deposit_id) if r.status in TERMINAL_REFUND]
+
+        self.until(lambda _: bool(ended()), timeout)
+        return ended()[0]
+
+    def recoveries(self) -> list[Any]:
+        """The ``RecoveryResult`` of every ``recovery:result`` event, in order."""
+        return [e.result for e in self.events if e.type == "recovery:result"]
+
+
+TERMINAL_REFUND = frozenset({"success", "failed", "skipped"})
+
+
+def detect(net: Any, client: Any, chain_id: int, token: str, amount: str, sender: Optional[str] = None) -> Any:
+    """Deposits ``amount`` of ``token`` on ``chain_id`` into ``client``'s account (the Solana
+    address for Solana, else the EVM one), polls, and returns the ``detected`` event."""
+    addresses = client.deposit_addresses
+    address = addresses.solana if chain_id == 101 else addresses.evm
+    net.deposit(address, chain_id, token, amount, sender=sender)
+    found = [e for e in client.poll_now() if e.phase == "detected"]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def wait_until(condition: Any, timeout: float = 10.0) -> None:
+    """Waits (10 ms steps) until ``condition()`` holds; fails after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
 
 def delivered_usdc(value_usd: str, gas_usd: str = "0.03", decimals: int = 6, service: bool = False) -> int:
     """What a sweep of a deposit worth ``value_usd`` delivers in USDC smallest units, by

@@ -83,6 +83,13 @@ def client(owner: Any = OWNER, destination: Any = None, **options: Any) -> Depos
         pytest.param(OWNER, None, {"http_retries": 21}, ["http_retries must be at most 20, got 21"], id="http-retries"),
         pytest.param(OWNER, None, {"event_queue_capacity": 0}, ["event_queue_capacity must be at least 1"], id="queue-capacity"),
         pytest.param(OWNER, None, {"call_timeout_ms": 0}, ["call_timeout_ms must be more than 0"], id="call-timeout"),
+        pytest.param(OWNER, None, {"reconcile_interval_ms": 0}, ["reconcile_interval_ms must be more than 0", "got 0"], id="reconcile"),
+        pytest.param(
+            OWNER, None, {"processing_timeout_ms": 86_400_001},
+            ["processing_timeout_ms must be more than 0 and at most a day", "86400001"], id="processing-timeout",
+        ),
+        pytest.param(OWNER, None, {"processing_timeout_ms": -1}, ["processing_timeout_ms must be a non-negative integer", "-1"], id="processing-negative"),
+        pytest.param(OWNER, None, {"notifications": {"render_item": "x"}}, ["invalid notifications", "unknown field `render_item`"], id="render-item"),
     ],
 )
 def test_configuration_errors(owner: str, destination: Any, options: dict[str, Any], fragments: list[str]) -> None:
@@ -106,6 +113,8 @@ def test_credentials_in_a_url_are_never_echoed() -> None:
         ({"bogus": 1}, "bogus"),
         ({"polling_interval_ms": "3000"}, "polling_interval_ms must be an int, not str"),
         ({"polling_interval_ms": True}, "polling_interval_ms must be an int, not bool"),
+        ({"reconcile_interval_ms": "50"}, "reconcile_interval_ms must be an int, not str"),
+        ({"processing_timeout_ms": 1.5}, "processing_timeout_ms must be an int, not float"),
         ({"auto_sweep": 1}, "auto_sweep must be a bool, not int"),
         ({"min_value_usd": "1"}, "min_value_usd must be a number, not str"),
         ({"on_deposit_event": 5}, "on_deposit_event must be callable, not int"),
@@ -154,6 +163,8 @@ def test_accepted_forms_of_the_options() -> None:
         signer_url="http://127.0.0.1:9/signer",
         account_service_url="http://127.0.0.1:9/ua",
         sweep_retry_delay_ms=0,
+        reconcile_interval_ms=25,
+        processing_timeout_ms=1500,
         request_timeout_ms=500,
         http_retries=0,
         http_initial_backoff_ms=1,
@@ -168,12 +179,20 @@ def test_accepted_forms_of_the_options() -> None:
         assert c.is_onramp_supported()
         assert c.account_id is None and c.intermediary_address is None
         assert c.dropped_events == 0 and c.callback_panics == 0
+        assert c.refund_config == {"enabled": True, "delay_ms": 100, "max_attempts": 3, "refund_to_sender": False}
+        assert c.notifications_config == {
+            "position": "top-right", "theme": "dark", "duration_ms": 6000, "max": 5, "class_name": None,
+        }  # fmt: skip
+        assert c.notifications() == [] and not c.is_recovering and c.refund_result("dep_x") is None
         with raises_exactly(ConfigurationError, "Client not initialized"):
             c.deposit_addresses
         with raises_exactly(ConfigurationError, "Client not initialized"):
             c.poll_now()
         with raises_exactly(ConfigurationError, "initialized before watching"):
             c.start_watching()
+        for call in (c.stuck_funds, c.recover_funds, c.get_transactions, lambda: c.refund("dep_x"), lambda: c.can_refund("dep_x")):
+            with raises_exactly(ConfigurationError, "Client not initialized"):
+                call()
 
 
 def test_set_destination_checks_and_keeps_the_old_one() -> None:

@@ -42,6 +42,21 @@ def test_every_native_function_has_a_documented_stub() -> None:
         assert list(inspect.signature(getattr(_native, name)).parameters) == params, name
 
 
+def test_every_native_class_is_stubbed_with_its_members_documented() -> None:
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    stubs = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    native = {name: obj for name, obj in vars(_native).items() if isinstance(obj, type) and not name.startswith("_")}
+    for name, cls in native.items():
+        assert name in stubs, f"{name} has no stub"
+        node = stubs[name]
+        assert ast.get_docstring(node), f"{name} has no docstring"
+        members = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}
+        public = {attr for attr in dir(cls) if not attr.startswith("_")}
+        assert public == {m for m in members if not m.startswith("_")}, (name, public ^ set(members))
+        for member in public:
+            assert ast.get_docstring(members[member]), f"{name}.{member} has no docstring"
+
+
 def test_stub_constants_exist() -> None:
     tree = ast.parse(STUB.read_text(encoding="utf-8"))
     names = {node.target.id for node in tree.body if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}

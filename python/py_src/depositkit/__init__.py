@@ -3,8 +3,11 @@
 - The validation layer of the deposit spec (§4): the ``CHAIN`` table, the ``TokenType``
   enumeration, the destination and onramp rules, address checks and exact unit conversion.
 - ``DepositClient``: deposit addresses for an owner, a watcher, a sweeper delivering each deposit
-  to a destination chain and token, and lifecycle events (``DepositLifecycleEvent``,
-  ``StatusChangedEvent``, ``ErrorEvent``) by callback or by iteration.
+  to a destination chain and token, and events (``DepositLifecycleEvent``,
+  ``StatusChangedEvent``, ``ErrorEvent``, ``RefundEvent``, ``RecoveryEvent``) by callback or by
+  iteration; refunds (``RefundResult``, ``RefundEligibility``), recovery of stuck funds
+  (``RecoveryResult``), headless notification records (``Notification``) and the transaction
+  history (``UATransaction``, ``TransactionsResponse``, ``TokenTransactionsResponse``).
 - ``Devnet``: the emulator of the remote services, started in process (tests, demos).
 - ``UserRpcClient``, the client of the user-lookup JSON-RPC service, with its ``User`` and
   ``Wallet`` records.
@@ -39,8 +42,17 @@ from ._native import (
     DetectedDeposit,
     Devnet,
     ErrorEvent,
+    Notification,
+    RecoveryEvent,
+    RecoveryResult,
+    RefundEligibility,
+    RefundEvent,
+    RefundResult,
     StatusChangedEvent,
     SweepResult,
+    TokenTransactionsResponse,
+    TransactionsResponse,
+    UATransaction,
     User,
     UserRpcClient,
     Wallet,
@@ -105,10 +117,19 @@ __all__ = [
     "DetectedDeposit",
     "SweepResult",
     "DeliveredAmount",
+    "RefundResult",
+    "RefundEligibility",
+    "RecoveryResult",
+    "Notification",
+    "UATransaction",
+    "TransactionsResponse",
+    "TokenTransactionsResponse",
     "DepositEvent",
     "DepositLifecycleEvent",
     "StatusChangedEvent",
     "ErrorEvent",
+    "RefundEvent",
+    "RecoveryEvent",
     "Devnet",
     # user lookup
     "UserRpcClient",
@@ -166,9 +187,12 @@ TokenType.__doc__ = (
 DEFAULT_SUPPORTED_TOKENS = tuple(TokenType(symbol) for symbol in _native.DEFAULT_SUPPORTED_TOKENS)
 """The tokens a client detects and sweeps by default (spec §4): every ``TokenType``."""
 
-DepositEvent = _Union[DepositLifecycleEvent, StatusChangedEvent, ErrorEvent]
+DepositEvent = _Union[
+    DepositLifecycleEvent, StatusChangedEvent, ErrorEvent, RefundEvent, RecoveryEvent
+]
 """Any event of a ``DepositClient``: tell them apart by ``event.type`` (``"deposit:lifecycle"``,
-``"status:change"``, ``"error"``) or ``isinstance``."""
+``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``) or
+``isinstance``."""
 
 # Stop every client's event thread (and every in-process devnet) before the interpreter
 # finalizes: afterwards no thread may call into Python.

@@ -16,9 +16,11 @@ The user-lookup client (``UserRpcClient``, returning ``User`` and ``Wallet`` rec
 ``spec/user-rpc-service.md``; its network calls release the GIL and stay interruptible by Ctrl-C.
 
 The deposit client (``DepositClient``, with its records ``DepositAddresses``, ``DetectedDeposit``,
-``SweepResult`` and ``DeliveredAmount`` and its events ``DepositLifecycleEvent``,
-``StatusChangedEvent`` and ``ErrorEvent``) follows ``spec/deposit-library.md`` over the services
-of ``docs/protocol.md``; ``Devnet`` runs an emulator of those services in process.
+``SweepResult``, ``DeliveredAmount``, ``RefundResult``, ``RefundEligibility``, ``RecoveryResult``,
+``Notification``, the history records ``UATransaction``, ``TransactionsResponse`` and
+``TokenTransactionsResponse``, and its events ``DepositLifecycleEvent``, ``StatusChangedEvent``,
+``ErrorEvent``, ``RefundEvent`` and ``RecoveryEvent``) follows ``spec/deposit-library.md`` over
+the services of ``docs/protocol.md``; ``Devnet`` runs an emulator of those services in process.
 """
 
 import datetime
@@ -856,6 +858,448 @@ class SweepResult:
         """
     def __eq__(self, other: object, /) -> bool: ...
 
+# --- refunds, recovery, notifications ------------------------------------------------------------
+
+RefundStatusName = Literal["pending", "processing", "success", "failed", "skipped"]
+"""Where a refund is (spec §3 ``RefundResult.status``): ``pending`` (waiting for its turn, the
+auto-refund delay, the next attempt, or an unknown send outcome to be resolved) →
+``processing`` (an attempt runs) → ``success``, ``failed`` (every attempt allowed failed;
+the money stays in the account) or ``skipped`` (not refundable, see ``reason``; the money
+stays)."""
+
+RefundReasonName = Literal[
+    "sweep_failed", "user_requested", "address_type_mismatch", "below_minimum"
+]
+"""Why a deposit is refunded (``sweep_failed``: the automatic refund after a sweep failed for good;
+``user_requested``: ``refund()``'s default), or why its refund was skipped
+(``address_type_mismatch``: nobody to refund whose address type fits the source chain;
+``below_minimum``: the deposit does not cover the refund's gas)."""
+
+RecoveryStatusName = Literal["success", "failed", "skipped"]
+"""The outcome of recovering one asset (spec §3 ``RecoveryResult.status``)."""
+
+NotificationPositionName = Literal[
+    "top-right", "top-left", "bottom-right", "bottom-left", "top-center", "bottom-center"
+]
+"""Screen anchor of the notifications (for a host UI; depositkit draws nothing)."""
+
+class RefundConfigDict(TypedDict):
+    """The auto-refund settings (``DepositClient.refund_config``; spec §2 ``RefundConfig``)."""
+
+    enabled: bool
+    """Whether deposits whose sweep failed for good are refunded automatically (default
+    ``False``). Manual ``refund()`` works either way."""
+    delay_ms: int
+    """Wait before the first automatic attempt, and between attempts (default 5000)."""
+    max_attempts: int
+    """Automatic attempts at most (default 2)."""
+    refund_to_sender: bool
+    """Refund to the deposit's original sender when it is known (default ``True``); else to the
+    owner."""
+
+class NotificationsConfigDict(TypedDict):
+    """The notifications configuration as given (``DepositClient.notifications_config``; spec §2
+    ``DepositNotificationsProps``). ``position``, ``theme`` and ``class_name`` mean nothing to
+    depositkit: they are kept for a host UI. The spec's ``renderItem`` (a React render function)
+    has no headless meaning and does not exist here: render ``DepositClient.notifications()``
+    yourself."""
+
+    position: NotificationPositionName
+    """Screen anchor (default ``"top-right"``)."""
+    theme: Literal["dark", "light"]
+    """Colour theme (default ``"dark"``)."""
+    duration_ms: int
+    """Auto-dismiss delay of terminal records; ``0`` never dismisses (default 6000)."""
+    max: int
+    """Records kept at most; a new deposit beyond that drops the oldest (default 5)."""
+    class_name: Optional[str]
+    """Extra classes for the host's container."""
+
+@final
+class RefundResult:
+    """A refund of one deposit (spec §2 ``RefundResult``), as ``DepositClient.refund()`` and
+    ``refund_result()`` return it and ``RefundEvent.result`` reports each of its updates.
+    Immutable; equal when every field is equal.
+
+    The refund goes back on the deposit's own chain (``source_chain_id``) in its own token, less
+    the gas; ``delivered_amount`` is what the receiver got.
+
+    ``repr()`` is ``<depositkit.RefundResult deposit_id='dep_…' status='success'
+    reason='sweep_failed'>``.
+    """
+
+    @property
+    def deposit_id(self) -> str:
+        """The deposit refunded."""
+    @property
+    def token(self) -> str:
+        """The deposit's token symbol (refunded in the same token)."""
+    @property
+    def source_chain_id(self) -> int:
+        """The deposit's chain (refunded on the same chain)."""
+    @property
+    def amount(self) -> str:
+        """The deposit's amount, human-readable: what leaves the account."""
+    @property
+    def amount_usd(self) -> float:
+        """Its USD value at detection."""
+    @property
+    def status(self) -> RefundStatusName:
+        """Where the refund is."""
+    @property
+    def reason(self) -> RefundReasonName:
+        """Why it is refunded (``sweep_failed``, ``user_requested``) or why it was skipped
+        (``address_type_mismatch``, ``below_minimum``)."""
+    @property
+    def tx_hash(self) -> Optional[str]:
+        """The refund's transaction, on ``success``."""
+    @property
+    def error(self) -> Optional[str]:
+        """What went wrong: on ``failed`` and ``skipped``, and on a ``pending`` update after a
+        failed attempt (``"… attempt 1 of 3 failed …"``) or an unknown send outcome
+        (``"… is unknown …"``)."""
+    @property
+    def refunded_to(self) -> Optional[str]:
+        """The receiver, once chosen: the original sender or the owner."""
+    @property
+    def refunded_to_sender(self) -> Optional[bool]:
+        """Whether ``refunded_to`` is the deposit's original sender (else the owner)."""
+    @property
+    def attempts(self) -> int:
+        """Attempts made so far (depositkit's addition)."""
+    @property
+    def delivered_amount(self) -> Optional[str]:
+        """What the receiver got, human-readable, after the gas; on ``success`` (depositkit's
+        addition)."""
+    @property
+    def explorer_url(self) -> Optional[str]:
+        """A block-explorer link to ``tx_hash`` when the chain has one (depositkit's addition)."""
+    @property
+    def quote_id(self) -> Optional[str]:
+        """The refund quote last sent (depositkit's addition). A ``pending`` refund with an
+        unknown outcome is resolved with this same quote, never a new one."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record, camelCase: ``depositId``, ``token``, ``sourceChainId``,
+        ``amount``, ``amountUSD``, ``status``, ``reason``, ``attempts``, and when set ``txHash``,
+        ``error``, ``refundedTo``, ``refundedToSender``, ``deliveredAmount``, ``explorerUrl``,
+        ``quoteId``. JSON-ready.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class RefundEligibility:
+    """Whether a deposit can be refunded now, and to whom (spec §4 ``canRefund``), as
+    ``DepositClient.can_refund()`` answers it. Immutable.
+
+    ``repr()`` is ``<depositkit.RefundEligibility eligible=True reason='user_requested'
+    message='…'>``.
+    """
+
+    @property
+    def eligible(self) -> bool:
+        """Whether ``refund(id)`` would try to send the money back now."""
+    @property
+    def reason(self) -> Optional[RefundReasonName]:
+        """When eligible: the reason a refund would carry (``sweep_failed`` after a failed sweep,
+        else ``user_requested``). When not: ``address_type_mismatch`` or ``below_minimum`` if one
+        of them is why, else ``None`` (``message`` says why: being swept, credited, already
+        refunded, unknown sweep outcome, not found)."""
+    @property
+    def message(self) -> str:
+        """Why, in words (always set when not eligible)."""
+    @property
+    def refund_address(self) -> Optional[str]:
+        """Who would receive the refund."""
+    @property
+    def refund_to_sender(self) -> Optional[bool]:
+        """Whether that is the deposit's original sender (else the owner)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record, camelCase: ``eligible``, ``message``, and when set ``reason``,
+        ``refundAddress``, ``refundToSender``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class RecoveryResult:
+    """The recovery of one asset's stuck funds (spec §2 ``RecoveryResult``), as
+    ``DepositClient.recover_funds()`` returns it and ``RecoveryEvent.result`` reports it.
+    Immutable.
+
+    ``status`` is ``"success"`` (swept to the destination: ``tx_hash`` and ``delivered`` are set),
+    ``"failed"`` (``error`` says why; the money stays in the account) or ``"skipped"`` (dust worth
+    $0.10 or less — ``error`` starts ``"Dust"`` —, or worth less than the fees — ``"Below
+    minimum"``).
+
+    ``repr()`` is ``<depositkit.RecoveryResult 4 USDC on chain 8453 status='success'>``.
+    """
+
+    @property
+    def token(self) -> str:
+        """The token's symbol."""
+    @property
+    def chain_id(self) -> int:
+        """The chain it sat on."""
+    @property
+    def amount(self) -> str:
+        """The stuck amount, human-readable."""
+    @property
+    def amount_usd(self) -> float:
+        """Its USD value."""
+    @property
+    def raw_amount(self) -> int:
+        """The stuck amount in smallest units (depositkit's addition)."""
+    @property
+    def status(self) -> RecoveryStatusName:
+        """The outcome."""
+    @property
+    def error(self) -> Optional[str]:
+        """Why it failed or was skipped."""
+    @property
+    def tx_hash(self) -> Optional[str]:
+        """The sweep's transaction, on ``success``."""
+    @property
+    def delivered(self) -> Optional[DeliveredAmount]:
+        """What was delivered, on ``success`` (depositkit's addition)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record, camelCase: ``token``, ``chainId``, ``amount``, ``amountUSD``,
+        ``status``, ``rawAmount`` (an ``int``), and when set ``error``, ``txHash``,
+        ``delivered`` (see ``DeliveredAmount.to_dict``).
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class Notification:
+    """One deposit's notification record: the headless equivalent of a toast of the spec's
+    ``DepositNotifications`` (spec §2), as ``DepositClient.notifications()`` lists them and
+    ``subscribe_notifications()`` callbacks receive them. Immutable.
+
+    A record is the deposit's latest lifecycle event (its fields are the record's attributes)
+    plus ``created_at``, ``updated_at`` and the deposit's latest refund update. There is one
+    record per deposit, updated in place as the deposit moves through its phases; at most
+    ``max`` records are kept (a new deposit beyond that drops the oldest record); a *terminal*
+    record (``credited``, ``failed`` or ``below_threshold``, with no refund pending or
+    processing) is dismissed ``duration_ms`` after its last update (``0``: never);
+    ``dismiss_notification(id)`` removes one at once, and a later event of that deposit creates a
+    new record.
+
+    ``repr()`` is ``<depositkit.Notification failed id='dep_…' 5 USDC on chain 8453
+    refund='success'>``.
+    """
+
+    @property
+    def id(self) -> str:
+        """The deposit's id."""
+    @property
+    def phase(self) -> DepositPhase:
+        """The deposit's latest phase."""
+    @property
+    def token(self) -> str:
+        """The deposited token's symbol."""
+    @property
+    def chain_id(self) -> int:
+        """The chain it arrived on."""
+    @property
+    def amount(self) -> str:
+        """The deposited amount, human-readable."""
+    @property
+    def amount_usd(self) -> float:
+        """Its USD value at detection."""
+    @property
+    def destination(self) -> Optional[EventDestinationDict]:
+        """Where it goes, or ``None``."""
+    @property
+    def transaction_id(self) -> Optional[str]:
+        """The delivering transaction; set once ``credited``."""
+    @property
+    def explorer_url(self) -> Optional[str]:
+        """A block-explorer link to it."""
+    @property
+    def error(self) -> Optional[str]:
+        """Why the sweep failed, or why the deposit is below the threshold."""
+    @property
+    def timestamp(self) -> int:
+        """When the latest phase was entered, unix milliseconds."""
+    @property
+    def created_at(self) -> int:
+        """When the record was created, unix milliseconds."""
+    @property
+    def updated_at(self) -> int:
+        """When it last changed (a phase or a refund update), unix milliseconds."""
+    @property
+    def refund(self) -> Optional[RefundResult]:
+        """The deposit's latest refund update, if it is being (or was) refunded (depositkit's
+        addition)."""
+    @property
+    def event(self) -> DepositLifecycleEvent:
+        """The deposit's latest lifecycle event itself."""
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the deposit's story is over (so the record is due for auto-dismissal)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record, camelCase: the lifecycle event's fields (see
+        ``DepositLifecycleEvent.to_dict``) plus ``createdAt``, ``updatedAt`` and, when set,
+        ``refund`` (see ``RefundResult.to_dict``).
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+# --- transaction history -------------------------------------------------------------------------
+
+class UATargetTokenDict(TypedDict):
+    """``UATransaction.target_token``: the token a transaction moved (spec §2
+    ``UATransaction.targetToken``, keys in snake_case)."""
+
+    name: str
+    type: str
+    """The service's asset type (``"usdc"``)."""
+    image: str
+    price: float
+    """USD price."""
+    symbol: str
+    address: str
+    """The contract (mint on Solana); the zero address (system program) for a native asset."""
+    asset_id: str
+    chain_id: int
+    decimals: int
+    real_decimals: int
+    is_primary_token: bool
+    is_smart_router_supported: bool
+
+UAChangeDict = TypedDict(
+    "UAChangeDict",
+    {"amount": str, "amount_in_usd": str, "from": str, "to": str, "raw_amount": Optional[int]},
+)
+"""``UATransaction.change``: what moved (spec §2 ``UATransaction.change``, keys in snake_case):
+``amount`` (human-readable), ``amount_in_usd`` (a decimal string), ``from`` (``""`` when the
+sender is unknown), ``to``, and ``raw_amount`` (smallest units, depositkit's addition; ``None``
+when the service sent none)."""
+
+class UADetailDict(TypedDict):
+    """``UATransaction.detail`` (spec §2)."""
+
+    red_packet_count: int
+
+@final
+class UATransaction:
+    """One transaction of the account (spec §2 ``UATransaction``): an incoming deposit
+    (``tag`` ``"receive"``), a sweep (``"sweep"``) or a refund (``"refund"``). Immutable; equal
+    when every field is equal.
+
+    A large record: its scalar fields are attributes, its nested objects (``target_token``,
+    ``change``, ``detail``) are snake_case ``dict`` objects built on each access, and ``to_dict()``
+    gives the whole spec record in camelCase.
+
+    ``repr()`` is ``<depositkit.UATransaction 'sweep' '0x…' 2.5 USDC on chain 8453 status=1>``.
+    """
+
+    @property
+    def transaction_id(self) -> str:
+        """The transaction's id (its hash)."""
+    @property
+    def tag(self) -> str:
+        """``"receive"``, ``"sweep"`` or ``"refund"``."""
+    @property
+    def status(self) -> int:
+        """``1`` success, ``0`` pending, ``-1`` failed."""
+    @property
+    def created_at(self) -> str:
+        """When it was created, ISO 8601 (as the service sends it)."""
+    @property
+    def updated_at(self) -> str:
+        """When it last changed, ISO 8601."""
+    @property
+    def from_chains(self) -> list[int]:
+        """Source chains."""
+    @property
+    def to_chains(self) -> list[int]:
+        """Destination chains."""
+    @property
+    def quote_id(self) -> Optional[str]:
+        """The executed quote, for sweeps and refunds (depositkit's addition)."""
+    @property
+    def deposit_id(self) -> Optional[str]:
+        """The deposit a sweep or refund moved, when the service knows it (depositkit's
+        addition)."""
+    @property
+    def target_token(self) -> UATargetTokenDict:
+        """The token moved (a new ``dict`` on each access)."""
+    @property
+    def change(self) -> UAChangeDict:
+        """What moved, from whom to whom (a new ``dict`` on each access)."""
+    @property
+    def detail(self) -> UADetailDict:
+        """Extra details (a new ``dict`` on each access)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record, camelCase: ``transactionId``, ``tag``, ``createdAt``,
+        ``updatedAt``, ``targetToken`` (``name``, ``type``, ``image``, ``price``, ``symbol``,
+        ``address``, ``assetId``, ``chainId``, ``decimals``, ``realDecimals``,
+        ``isPrimaryToken``, ``isSmartRouterSupported``), ``change`` (``amount``,
+        ``amountInUSD``, ``from``, ``to``, and ``rawAmount`` as an ``int`` when known),
+        ``detail`` (``redPacketCount``), ``status``, ``fromChains``, ``toChains``, and when set
+        ``quoteId``, ``depositId``. JSON-ready.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class TransactionsResponse:
+    """A page of the account's transactions (spec §2 ``TransactionsResponse``), as
+    ``DepositClient.get_transactions()`` returns it. Immutable. ``len()`` is the number of
+    transactions on the page."""
+
+    @property
+    def transactions(self) -> list[UATransaction]:
+        """The page's transactions, newest first (a new list on each access)."""
+    @property
+    def page(self) -> int:
+        """The page number, from 1."""
+    @property
+    def page_size(self) -> int:
+        """The page size asked for."""
+    def to_dict(self) -> dict[str, Any]:
+        """``{"transactions": [UATransaction.to_dict(), ...], "page": ..., "pageSize": ...}``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class TokenTransactionsResponse:
+    """One page of one token's transactions on one chain (spec §2
+    ``TokenTransactionsResponse``), as ``DepositClient.get_token_transactions()`` returns it.
+    Immutable. ``len()`` is the number of transactions on the page."""
+
+    @property
+    def transactions(self) -> list[UATransaction]:
+        """The page's transactions, newest first (a new list on each access)."""
+    @property
+    def next_page_token(self) -> Optional[str]:
+        """The cursor of the next page (pass it as ``page_token=``); ``None`` on the last
+        page."""
+    def to_dict(self) -> dict[str, Any]:
+        """``{"transactions": [...]}`` plus ``"nextPageToken"`` when there is a next page.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+
 @final
 class DepositLifecycleEvent:
     """A deposit entering a phase (spec §2 ``DepositLifecycleEvent``; the ``deposit:lifecycle``
@@ -962,8 +1406,57 @@ class ErrorEvent:
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-DepositEvent = Union[DepositLifecycleEvent, StatusChangedEvent, ErrorEvent]
-"""Any event of a ``DepositClient``; tell them apart by ``type`` or ``isinstance``."""
+@final
+class RefundEvent:
+    """A refund changed status (the ``refund:update`` event): ``pending`` → ``processing`` →
+    (``pending`` → ``processing`` … for automatic retries) → ``success``, ``failed`` or
+    ``skipped``. Immutable.
+
+    ``repr()`` is ``<depositkit.RefundEvent deposit_id='dep_…' status='processing'>``.
+    """
+
+    @property
+    def type(self) -> Literal["refund:update"]:
+        """The event's type."""
+    @property
+    def result(self) -> RefundResult:
+        """The refund as it is now."""
+    def to_dict(self) -> dict[str, Any]:
+        """The refund's record: ``result.to_dict()``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class RecoveryEvent:
+    """One asset of ``recover_funds()`` is done (the ``recovery:result`` event), in the order
+    of the returned list. Immutable.
+
+    ``repr()`` is ``<depositkit.RecoveryEvent 4 USDC on chain 8453 status='success'>``.
+    """
+
+    @property
+    def type(self) -> Literal["recovery:result"]:
+        """The event's type."""
+    @property
+    def result(self) -> RecoveryResult:
+        """The asset's recovery."""
+    def to_dict(self) -> dict[str, Any]:
+        """The recovery's record: ``result.to_dict()``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+DepositEvent = Union[
+    DepositLifecycleEvent, StatusChangedEvent, ErrorEvent, RefundEvent, RecoveryEvent
+]
+"""Any event of a ``DepositClient``; tell them apart by ``type`` (``"deposit:lifecycle"``,
+``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``) or
+``isinstance``."""
 
 DestinationLike = Union[Mapping[str, Any], int, Any]
 """A destination: a mapping with ``chain_id`` (or ``chainId``), ``address`` and ``token``; a
@@ -988,8 +1481,8 @@ class DepositClient:
                     print(event.id, event.transaction_id)
 
     **Events** reach the host two ways at once. *Pull*: ``next_event()`` or iterating the client
-    takes the oldest queued event (``DepositLifecycleEvent``, ``StatusChangedEvent`` or
-    ``ErrorEvent``); the queue holds ``event_queue_capacity`` events and drops the oldest when full
+    takes the oldest queued event (``DepositLifecycleEvent``, ``StatusChangedEvent``,
+    ``ErrorEvent``, ``RefundEvent`` or ``RecoveryEvent``); the queue holds ``event_queue_capacity`` events and drops the oldest when full
     (``dropped_events``). *Callbacks*: ``on_deposit_event=`` (lifecycle events only) and
     ``subscribe()`` (every event) are called in subscription order on the library's event thread
     (``depositkit-events``), which takes the GIL for each call. A callback may call back into the
@@ -998,11 +1491,24 @@ class DepositClient:
     never stops delivery: later events still reach every callback. Slow callbacks delay later
     events, not the client.
 
-    **Blocking calls** (``initialize``, ``poll_now``, ``sweep``, ``transactions``) run on a
-    worker thread while the caller waits with the GIL released; Ctrl-C interrupts the wait within
-    about 0.1 s (the call itself then finishes in the background). ``next_event`` and iteration
-    also wait with the GIL released and stay interruptible. Every call is bounded by
-    ``call_timeout_ms`` (``DepositTimeoutError``).
+    **Blocking calls** (``initialize``, ``poll_now``, ``sweep``, ``refund``, ``can_refund``,
+    ``stuck_funds``, ``recover_funds``, ``transactions``, ``get_transactions``,
+    ``get_token_transactions``, ``get_transaction``) run on a worker thread while the caller
+    waits with the GIL released; Ctrl-C interrupts the wait within about 0.1 s (the call itself
+    then finishes in the background). ``next_event`` and iteration also wait with the GIL
+    released and stay interruptible. Every call is bounded by ``call_timeout_ms``
+    (``DepositTimeoutError``). The other methods and properties answer at once.
+
+    **Refunds**: ``refund(id)`` sends a deposit that was not delivered back (to its original
+    sender when known, else the owner), on its own chain, less the gas; with
+    ``refund={"enabled": True}`` a deposit whose sweep failed for good is refunded
+    automatically. A deposit is never refunded twice, nor both refunded and credited. Progress
+    is reported as ``RefundEvent`` events. **Recovery**: ``stuck_funds()`` lists money in the
+    account that no live deposit explains; ``recover_funds()`` sweeps it to the destination
+    (``RecoveryEvent`` events). **Notifications**: with ``notifications=`` the client keeps one
+    ``Notification`` record per deposit (``notifications()``, ``subscribe_notifications()``).
+    **History**: ``get_transactions()``, ``get_token_transactions()`` and
+    ``get_transaction()`` (answers cached 30 s, until the client itself changes the history).
 
     Thread-safe: a client may be used from many threads at once. ``close()`` (or ``with``, or
     dropping the last reference, or interpreter exit) stops it. ``repr()`` shows the owner, the
@@ -1035,6 +1541,8 @@ class DepositClient:
         signer_url: Optional[str] = None,
         account_service_url: Optional[str] = None,
         sweep_retry_delay_ms: Optional[int] = 5000,
+        reconcile_interval_ms: Optional[int] = 10000,
+        processing_timeout_ms: Optional[int] = 300000,
         min_polling_interval_ms: Optional[int] = 2000,
         request_timeout_ms: Optional[int] = 10000,
         http_retries: Optional[int] = 3,
@@ -1067,11 +1575,18 @@ class DepositClient:
                 2000 in production).
             auto_sweep: sweep each detected deposit automatically; with ``False`` call
                 ``sweep(id)``.
-            refund: auto-refund settings (spec §2 ``RefundConfig``: ``enabled``, ``delay_ms``,
-                ``max_attempts``, ``refund_to_sender``); validated and stored, refunds come later.
-            notifications: ``True`` for the defaults, or spec §2's ``DepositNotificationsProps``
-                (``position``, ``theme``, ``duration_ms``, ``max``, ``class_name``); validated
-                and stored for the host to render from the events.
+            refund: auto-refund settings (spec §2 ``RefundConfig``): ``enabled`` (default
+                ``False``: refund deposits whose sweep failed for good automatically),
+                ``delay_ms`` (default 5000: wait before the first attempt and between attempts),
+                ``max_attempts`` (default 2), ``refund_to_sender`` (default ``True``: to the
+                original sender when known, else the owner). Manual ``refund()`` works either
+                way. See ``refund_config``.
+            notifications: ``True`` for the defaults, or spec §2's ``DepositNotificationsProps``:
+                ``duration_ms`` (default 6000; auto-dismiss delay of terminal records, ``0``
+                never), ``max`` (default 5; records kept), and ``position``, ``theme``,
+                ``class_name``, which are only kept for a host UI (``notifications_config``).
+                The spec's ``render_item`` has no headless meaning and is refused as an unknown
+                key. With it, the client keeps ``Notification`` records (``notifications()``).
             funding: fund-from-wallet settings (spec §2 ``FundingConfig``: ``enabled``,
                 ``api_key``, ``proxy_url``, ``evm_rpc_urls`` (chain id → URL), ``solana_rpc_url``,
                 ``min_value_usd``); validated and stored.
@@ -1086,6 +1601,12 @@ class DepositClient:
             signer_url: the auth-core signer; overrides ``services_url``.
             account_service_url: the universal-account service; overrides ``services_url``.
             sweep_retry_delay_ms: wait between the 3 attempts of a failed sweep.
+            reconcile_interval_ms: first wait before a sweep or refund whose send outcome is
+                unknown (a timeout, 5xx, 429 on the send) is resolved again automatically, with the
+                same quote; doubles per round up to ten minutes. Lower it in tests.
+            processing_timeout_ms: the watchdog: the longest one sweep, refund or recovery
+                attempt may run; then it is ended as a failed attempt (nothing sent yet) or as an
+                unknown outcome to resolve (a send was under way). Lower it in tests.
             min_polling_interval_ms: **a test and devnet knob** (1 to 2000): lowers the minimum
                 ``polling_interval_ms`` so that tests never wait seconds between polls.
             request_timeout_ms: deadline of one HTTP attempt.
@@ -1093,7 +1614,8 @@ class DepositClient:
                 (0 to 20).
             http_initial_backoff_ms: first backoff between HTTP retries (doubling, full jitter).
             call_timeout_ms: deadline of one blocking call (``initialize``, ``poll_now``,
-                ``sweep``, ``transactions``).
+                ``sweep``, ``refund``, ``can_refund``, ``stuck_funds``, ``recover_funds``, the
+                history calls).
             event_queue_capacity: size of the pull queue of events (at least 1).
 
         Raises:
@@ -1170,7 +1692,8 @@ class DepositClient:
     def status(self) -> ClientStatusName:
         """The status (spec §3): ``idle`` (not initialized, or closed), ``initializing``,
         ``ready``, ``watching`` (the watcher runs), ``sweeping`` (a deposit is queued, being
-        swept or waiting for a retry), ``error`` (the last ``initialize()`` failed)."""
+        swept or refunded, or waiting for a retry or a refund's delay; or a recovery is queued or
+        running), ``error`` (the last ``initialize()`` failed)."""
     @property
     def is_watching(self) -> bool:
         """Whether the watcher runs."""
@@ -1249,17 +1772,227 @@ class DepositClient:
         """The result of the last finished sweep of ``deposit_id`` (automatic or manual), or
         ``None``."""
     def transactions(self, page: int = 1, page_size: int = 10) -> dict[str, Any]:
-        """A page of the account's transactions, newest first (spec §2
-        ``TransactionsResponse``: ``transactions`` (``UATransaction`` dicts, camelCase),
-        ``page``, ``pageSize``).
+        """A page of the account's transactions, newest first, as a plain ``dict`` (spec §2
+        ``TransactionsResponse``: ``transactions`` (``UATransaction`` dicts, camelCase, raw
+        amounts as strings), ``page``, ``pageSize``). ``get_transactions()`` returns the same
+        as records.
 
         Raises:
             ConfigurationError: not initialized.
             UniversalAccountError: the service refused or failed.
         """
+    def get_transactions(
+        self, page: Optional[int] = None, page_size: Optional[int] = None
+    ) -> TransactionsResponse:
+        """A page of the account's transactions (spec §4 ``getTransactions``): deposits
+        (``receive``), sweeps (``sweep``) and refunds (``refund``), newest first. Answers are
+        cached 30 s (10 entries, least recently used dropped first), and the cache is emptied
+        whenever this client detects a deposit or finishes a sweep, refund or recovery.
+
+        Args:
+            page: the page number from 1 (``None``: 1).
+            page_size: transactions per page, 1 to 100 (``None``: 10).
+
+        Returns:
+            The page.
+
+        Raises:
+            InvalidArgumentError: page below 1, page size outside 1-100.
+            ConfigurationError: not initialized.
+            UniversalAccountError: the service refused or failed (``"Failed to get transactions:
+                …"``).
+            JwtError: the session cannot be renewed.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+            TypeError: ``page`` or ``page_size`` is not an ``int``.
+        """
+    def get_token_transactions(
+        self,
+        chain_id: int,
+        address: str,
+        *,
+        page_token: Optional[str] = None,
+        page_size: Optional[int] = None,
+    ) -> TokenTransactionsResponse:
+        """One token's transactions on one chain (spec §4 ``getTokenTransactions`` with a
+        ``TokenTransactionFilter``), newest first, a cursor page at a time. Cached like
+        ``get_transactions()``::
+
+            usdc = depositkit.token_info("USDC", CHAIN.BASE)["contract"]
+            page = client.get_token_transactions(CHAIN.BASE, usdc, page_size=20)
+            while True:
+                handle(page.transactions)
+                if page.next_page_token is None:
+                    break
+                page = client.get_token_transactions(
+                    CHAIN.BASE, usdc, page_token=page.next_page_token, page_size=20)
+
+        Args:
+            chain_id: the chain.
+            address: the token's contract (mint on Solana; compared without regard to letter
+                case), or the zero address (the system program on Solana) for the chain's native
+                asset (``token_info(...)["contract"]`` is ``None`` for those).
+            page_token: the ``next_page_token`` of the previous page; ``None`` for the first.
+            page_size: transactions per page, 1 to 100 (``None``: 10); keep it the same across
+                the pages of one listing.
+
+        Returns:
+            The page; its ``next_page_token`` is ``None`` on the last page.
+
+        Raises:
+            InvalidArgumentError: an empty address, a page size outside 1-100, a chain id that
+                is negative or beyond 64 bits.
+            ConfigurationError: not initialized.
+            UniversalAccountError: the service refused or failed (``"Failed to get token
+                transactions: …"``), also for a ``page_token`` it never issued.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def get_transaction(self, transaction_id: str) -> UATransaction:
+        """One transaction of the account (spec §4 ``getTransaction``). Cached like
+        ``get_transactions()``.
+
+        Returns:
+            The transaction.
+
+        Raises:
+            NotFoundError: the account has no such transaction.
+            InvalidArgumentError: an empty id.
+            ConfigurationError: not initialized.
+            UniversalAccountError: the service refused or failed (``"Failed to get transaction:
+                …"``).
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def refund(
+        self, deposit_id: str, reason: RefundReasonName = "user_requested"
+    ) -> RefundResult:
+        """Refunds a deposit that was not delivered (spec §4 ``refund``), whatever
+        ``refund["enabled"]`` says: one attempt, through the client's serial executor (never
+        at the same time as a sweep), and waits for its end. The receiver is the deposit's
+        original sender when ``refund_to_sender`` is on and exactly one sender of a fitting
+        address type is known, else the owner when its (EVM) address type fits the source chain.
+        The money goes back on the source chain in the deposit's token, less the gas. A deposit
+        whose earlier sweep or refund has an unknown outcome is resolved with that same quote
+        first: a sweep found delivered makes the deposit credited (the result is then
+        ``skipped``, ``error`` saying it turned out delivered), never refunded.
+        ``RefundEvent`` events report each status on the way.
+
+        Args:
+            deposit_id: a pending deposit (waiting for a manual sweep, failed, or retrying).
+            reason: recorded in the result; ``"user_requested"`` or ``"sweep_failed"``.
+
+        Returns:
+            The refund's final state: ``success``, ``failed`` (nothing moved), ``skipped``
+            (``reason`` ``address_type_mismatch`` or ``below_minimum``; nothing moved), or
+            ``pending`` when the send's outcome could not be learned (it is resolved
+            automatically after ``reconcile_interval_ms``, or by calling ``refund()`` again).
+
+        Raises:
+            RefundError: the deposit was credited (``"… was credited …; a credited deposit
+                cannot be refunded"``), was already refunded (``"… was already refunded
+                (transaction 0x…)"``), is being swept right now, or is already being refunded.
+            NotFoundError: no deposit has this id.
+            InvalidArgumentError: ``reason`` is not one of the spec's reasons.
+            ConfigurationError: not initialized.
+            DepositTimeoutError: it took longer than ``call_timeout_ms`` (the refund goes on in
+                the background).
+        """
+    def can_refund(self, deposit_id: str) -> RefundEligibility:
+        """Whether ``refund(deposit_id)`` would try to send the money back now, and to whom
+        (spec §4 ``canRefund``). Reads the deposit's senders and prices the refund (a quote
+        moves nothing), so ``below_minimum`` is known. A deposit being swept, credited,
+        refunded, unknown, or whose sweep outcome is unknown is not eligible (``message`` says
+        why).
+
+        Returns:
+            The eligibility.
+
+        Raises:
+            ConfigurationError: not initialized.
+            UniversalAccountError: the senders or the price cannot be read.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def refund_result(self, deposit_id: str) -> Optional[RefundResult]:
+        """The latest refund update of ``deposit_id`` (in progress or final), or ``None`` when
+        it was never refunded nor tried. The last 1000 final results are kept."""
+    @property
+    def refund_config(self) -> RefundConfigDict:
+        """The auto-refund settings in effect (defaults filled in), a new ``dict`` on each
+        access."""
+    def stuck_funds(self) -> list[DetectedDeposit]:
+        """Money in the account that no live deposit of this client explains — left by failed
+        sweeps, deposits below the thresholds or of unsupported tokens —, one entry per chain
+        and token: ``id`` ``"recovery:<token>:<chain id>"`` (``"recovery:usdc:8453"``),
+        ``amount``, ``raw_amount``, ``amount_usd`` at the service's price. Deposits still being
+        swept, refunded, or waiting for a manual sweep are not stuck. Runs a poll first (new
+        deposits are registered and reported, not listed). Dust is listed too;
+        ``recover_funds()`` skips it.
+
+        Returns:
+            A new list, ordered by chain id and token.
+
+        Raises:
+            ConfigurationError: not initialized.
+            UniversalAccountError: the balances cannot be read.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def recover_funds(self) -> list[RecoveryResult]:
+        """Sweeps every stuck asset (``stuck_funds()``) to the current destination, through the
+        serial executor, and returns one result per asset: ``success`` (with ``tx_hash``),
+        ``failed`` (with ``error``; the money stays) or ``skipped`` (dust worth $0.10 or less,
+        or worth less than the fees). Failed deposits whose money was recovered become
+        ``credited`` (a lifecycle event, and ``sweep_result()`` shows the recovery's
+        transaction). Each result is also a ``RecoveryEvent``; the status is ``sweeping``
+        meanwhile and ``is_recovering`` is ``True``.
+
+        Returns:
+            A new list, in the order of ``stuck_funds()``; empty when nothing is stuck.
+
+        Raises:
+            ConfigurationError: not initialized.
+            UniversalAccountError: the balances cannot be read.
+            DepositTimeoutError: it took longer than ``call_timeout_ms`` (the recovery goes on
+                in the background).
+        """
+    @property
+    def is_recovering(self) -> bool:
+        """Whether a ``recover_funds()`` is queued or running."""
+    def notifications(self) -> list[Notification]:
+        """The notification records, oldest first (see ``Notification`` for the rules); empty
+        when the ``notifications`` option is not set. Current as soon as the call that caused a
+        change returns.
+
+        Returns:
+            A new list.
+        """
+    def dismiss_notification(self, deposit_id: str) -> bool:
+        """Removes deposit ``deposit_id``'s notification record at once (a later event of the
+        deposit creates a new one).
+
+        Returns:
+            Whether there was one.
+        """
+    def subscribe_notifications(self, callback: Callable[[list[Notification]], object]) -> int:
+        """Calls ``callback(records)`` with every record (a new list, oldest first) after each
+        change of the notification records — a lifecycle event, a refund update, a dismissal
+        or an expiry — on the client's event thread, under the same rules as ``subscribe()``
+        callbacks (exceptions go to ``sys.unraisablehook``).
+
+        Returns:
+            The subscription id, for ``unsubscribe()``.
+
+        Raises:
+            ConfigurationError: the ``notifications`` option is not set.
+            TypeError: ``callback`` is not callable.
+        """
+    @property
+    def notifications_config(self) -> Optional[NotificationsConfigDict]:
+        """The notifications configuration as given (defaults filled in; ``position``,
+        ``theme`` and ``class_name`` are for a host UI), or ``None`` when notifications are off.
+        The spec's ``renderItem`` has no headless meaning: render ``notifications()``
+        yourself."""
     def subscribe(self, callback: Callable[[DepositEvent], object]) -> int:
         """Calls ``callback(event)`` for every event from now on (lifecycle, status changes,
-        errors) on the event thread; see the class for the rules.
+        errors, refund updates, recovery results) on the event thread; see the class for the
+        rules.
 
         Returns:
             The subscription id, for ``unsubscribe()``.
@@ -1268,7 +2001,8 @@ class DepositClient:
             TypeError: ``callback`` is not callable.
         """
     def unsubscribe(self, id: int) -> bool:
-        """Removes a subscription; from then on its callback is not called (not even by a
+        """Removes a subscription (of ``subscribe()`` or ``subscribe_notifications()``); from
+        then on its callback is not called (not even by a
         delivery under way) and the client no longer holds it.
 
         Returns:
