@@ -23,7 +23,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define DEPOSITKIT_DEVNET 1
 
-#include "depositkit.h"
+#include "check.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,90 +33,12 @@
 #include <strings.h>
 #include <time.h>
 
-static int passed = 0;
-static int failed = 0;
-
-static void check(int ok, const char *what, int line) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL line %d: %s\n", line, what);
-    }
-}
-
-#define CHECK(cond) check((cond) ? 1 : 0, #cond, __LINE__)
-
 /* How long to wait for sweeps and refunds: generous, so that the test passes under valgrind. */
 #define WAIT_SECONDS 120
 
 static const uint32_t USDC = DEPOSITKIT_TOKEN_TYPE_USDC;
 static const uint64_t BASE = DEPOSITKIT_CHAIN_BASE;
 static const char *const SENDER = "0x00000000000000000000000000000000005e4de1";
-
-/* This thread's last-error message, sized with a first call then copied. Caller frees. */
-static char *last_error(void) {
-    size_t n = 0;
-    depositkit_status st = depositkit_last_error_message(NULL, 0, &n);
-    CHECK(st == DEPOSITKIT_STATUS_OK || st == DEPOSITKIT_STATUS_BUFFER_TOO_SMALL);
-    char *buf = malloc(n + 1);
-    if (buf == NULL) {
-        abort();
-    }
-    size_t n2 = 0;
-    CHECK(depositkit_last_error_message(buf, n + 1, &n2) == DEPOSITKIT_STATUS_OK);
-    CHECK(n2 == n && strlen(buf) == n);
-    return buf;
-}
-
-static int last_error_contains(const char *needle) {
-    char *msg = last_error();
-    int found = strstr(msg, needle) != NULL;
-    if (!found) {
-        fprintf(stderr, "  last error \"%s\" lacks \"%s\"\n", msg, needle);
-    }
-    free(msg);
-    return found;
-}
-
-/* Checks that a string depositkit handed out contains needle; does not free it. */
-static int json_contains(const char *json, const char *needle) {
-    int found = json != NULL && strstr(json, needle) != NULL;
-    if (!found) {
-        fprintf(stderr, "  \"%s\" lacks \"%s\"\n", json ? json : "(null)", needle);
-    }
-    return found;
-}
-
-/*
- * Copies the string value of the first "key" in compact JSON (as depositkit writes it: no
- * spaces, values without escapes here) into buf. Returns 1 when found and it fitted.
- */
-static int json_string(const char *json, const char *key, char *buf, size_t size) {
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, "\"%s\":\"", key);
-    const char *start = json != NULL ? strstr(json, pattern) : NULL;
-    if (start == NULL) {
-        fprintf(stderr, "  no string \"%s\" in %s\n", key, json ? json : "(null)");
-        return 0;
-    }
-    start += strlen(pattern);
-    const char *end = strchr(start, '"');
-    if (end == NULL || (size_t)(end - start) >= size) {
-        return 0;
-    }
-    memcpy(buf, start, (size_t)(end - start));
-    buf[end - start] = '\0';
-    return 1;
-}
-
-/* The deadline `seconds` from now, for pthread_cond_timedwait. */
-static struct timespec deadline_in(int seconds) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += seconds;
-    return ts;
-}
 
 /* --- an event callback collecting finished refunds (user_data: a collector) ------------------ */
 
@@ -506,6 +428,5 @@ int main(void) {
     depositkit_string_free(services_url);
     depositkit_devnet_free(devnet);
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return summary();
 }

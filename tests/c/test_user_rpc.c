@@ -18,7 +18,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "depositkit.h"
+#include "check.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -27,20 +27,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-static int passed = 0;
-static int failed = 0;
-
-static void check(int ok, const char *what, int line) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL line %d: %s\n", line, what);
-    }
-}
-
-#define CHECK(cond) check((cond) ? 1 : 0, #cond, __LINE__)
 
 /* The settings from the environment. */
 static const char *url;
@@ -62,31 +48,6 @@ static const char *require_env(const char *name) {
         exit(2);
     }
     return value;
-}
-
-/* This thread's last-error message, sized with a first call then copied. Caller frees. */
-static char *last_error(void) {
-    size_t n = 0;
-    depositkit_status st = depositkit_last_error_message(NULL, 0, &n);
-    CHECK(st == DEPOSITKIT_STATUS_OK || st == DEPOSITKIT_STATUS_BUFFER_TOO_SMALL);
-    char *buf = malloc(n + 1);
-    if (buf == NULL) {
-        abort();
-    }
-    size_t n2 = 0;
-    CHECK(depositkit_last_error_message(buf, n + 1, &n2) == DEPOSITKIT_STATUS_OK);
-    CHECK(n2 == n && strlen(buf) == n);
-    return buf;
-}
-
-static int last_error_contains(const char *needle) {
-    char *msg = last_error();
-    int found = strstr(msg, needle) != NULL;
-    if (!found) {
-        fprintf(stderr, "  last error \"%s\" lacks \"%s\"\n", msg, needle);
-    }
-    free(msg);
-    return found;
 }
 
 /* For secrets: says only that the message holds one, never prints it. */
@@ -122,15 +83,6 @@ static int64_t last_error_rpc_code(void) {
     CHECK(st == DEPOSITKIT_STATUS_OK);
     depositkit_string_free(data);
     return code;
-}
-
-/* Checks that a string depositkit handed out contains needle; does not free it. */
-static int json_contains(const char *json, const char *needle) {
-    int found = json != NULL && strstr(json, needle) != NULL;
-    if (!found) {
-        fprintf(stderr, "  \"%s\" lacks \"%s\"\n", json ? json : "(null)", needle);
-    }
-    return found;
 }
 
 static const depositkit_user_rpc_client *new_client(const char *key) {
@@ -431,6 +383,5 @@ int main(void) {
     depositkit_user_rpc_client_free(client);
     test_faults();
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return summary();
 }

@@ -5,50 +5,11 @@
  * scripts/test-c.sh: against libdepositkit.so and statically against libdepositkit.a.
  * Prints "N passed, M failed" and exits non-zero on any failure.
  */
-#include "depositkit.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int passed = 0;
-static int failed = 0;
-
-static void check(int ok, const char *what, int line) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL line %d: %s\n", line, what);
-    }
-}
-
-#define CHECK(cond) check((cond) ? 1 : 0, #cond, __LINE__)
-
-/* This thread's last-error message, sized with a first call then copied. Caller frees. */
-static char *last_error(void) {
-    size_t n = 0;
-    depositkit_status st = depositkit_last_error_message(NULL, 0, &n);
-    CHECK(st == DEPOSITKIT_STATUS_OK || st == DEPOSITKIT_STATUS_BUFFER_TOO_SMALL);
-    char *buf = malloc(n + 1);
-    if (buf == NULL) {
-        abort();
-    }
-    size_t n2 = 0;
-    CHECK(depositkit_last_error_message(buf, n + 1, &n2) == DEPOSITKIT_STATUS_OK);
-    CHECK(n2 == n && strlen(buf) == n);
-    return buf;
-}
-
-static int last_error_contains(const char *needle) {
-    char *msg = last_error();
-    int found = strstr(msg, needle) != NULL;
-    if (!found) {
-        fprintf(stderr, "  last error \"%s\" lacks \"%s\"\n", msg, needle);
-    }
-    free(msg);
-    return found;
-}
 
 static int last_error_is(const char *want) {
     char *msg = last_error();
@@ -318,6 +279,5 @@ int main(void) {
     test_null_and_utf8();
     test_last_error_buffer();
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return summary();
 }
