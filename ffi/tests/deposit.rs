@@ -5,7 +5,7 @@
 
 #![cfg(feature = "devnet")]
 
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -18,66 +18,15 @@ use depositkit::strings::depositkit_string_free;
 use depositkit::tokens::depositkit_token_type;
 use serde_json::{Value, json};
 
+mod support;
+use support::*;
+
 const USDC: u32 = depositkit_token_type::Usdc as u32;
 const USDT: u32 = depositkit_token_type::Usdt as u32;
 const BASE: u64 = 8453;
 const ARBITRUM: u64 = 42161;
 const SOLANA_ADDRESS: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 const WAIT: Duration = Duration::from_secs(20);
-
-fn c(text: &str) -> CString {
-    CString::new(text).unwrap()
-}
-
-/// This thread's last-error message, read the way a C caller does: size first, then copy.
-fn last_error() -> String {
-    let mut n = 0;
-    let status = unsafe { depositkit_last_error_message(null_mut(), 0, &mut n) };
-    assert!(
-        matches!(status, depositkit_status::Ok | depositkit_status::BufferTooSmall),
-        "{status:?}"
-    );
-    let mut buf = vec![0 as c_char; n + 1];
-    let status = unsafe { depositkit_last_error_message(buf.as_mut_ptr(), buf.len(), &mut n) };
-    assert_eq!(status, depositkit_status::Ok);
-    unsafe { CStr::from_ptr(buf.as_ptr()) }.to_str().unwrap().to_owned()
-}
-
-/// Takes ownership of a string depositkit handed out, frees it, returns its text.
-fn take(p: *mut c_char) -> String {
-    assert!(!p.is_null());
-    let text = unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_owned();
-    unsafe { depositkit_string_free(p) };
-    text
-}
-
-type Failure = (depositkit_status, String);
-
-/// `Ok(())` or the status and last-error message of a failed call.
-fn check(status: depositkit_status) -> Result<(), Failure> {
-    if status == depositkit_status::Ok {
-        assert_eq!(last_error(), "", "success clears the last error");
-        Ok(())
-    } else {
-        Err((status, last_error()))
-    }
-}
-
-/// A string output: checks it is written only on success.
-fn string_out(call: impl FnOnce(*mut *mut c_char) -> depositkit_status) -> Result<String, Failure> {
-    let mut out = null_mut();
-    match check(call(&mut out)) {
-        Ok(()) => Ok(take(out)),
-        Err(failure) => {
-            assert!(out.is_null(), "an output written on failure");
-            Err(failure)
-        }
-    }
-}
-
-fn json_out(call: impl FnOnce(*mut *mut c_char) -> depositkit_status) -> Result<Value, Failure> {
-    string_out(call).map(|text| serde_json::from_str(&text).unwrap())
-}
 
 // --- the devnet, through its C API ------------------------------------------------------------
 
