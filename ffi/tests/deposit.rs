@@ -30,32 +30,7 @@ const WAIT: Duration = Duration::from_secs(20);
 
 // --- the devnet, through its C API ------------------------------------------------------------
 
-/// A devnet handle, freed on drop. Shareable across threads, as the header promises.
-struct Devnet(*const depositkit_devnet);
-
-// SAFETY: the handle is documented as usable from any number of threads at once.
-unsafe impl Send for Devnet {}
-// SAFETY: as above.
-unsafe impl Sync for Devnet {}
-
-impl Drop for Devnet {
-    fn drop(&mut self) {
-        unsafe { depositkit_devnet_free(self.0) };
-    }
-}
-
 impl Devnet {
-    fn start() -> Devnet {
-        let mut out = null();
-        check(unsafe { depositkit_devnet_start(null(), true, &mut out) }).unwrap();
-        assert!(!out.is_null());
-        Devnet(out)
-    }
-
-    fn url(&self) -> String {
-        string_out(|out| unsafe { depositkit_devnet_services_url(self.0, out) }).unwrap()
-    }
-
     fn deposit(&self, address: &str, chain: u64, token: u32, raw: &str) -> Result<String, Failure> {
         let (address, raw) = (c(address), c(raw));
         string_out(|out| unsafe {
@@ -88,54 +63,6 @@ static OWNERS: AtomicU64 = AtomicU64::new(1);
 fn owner() -> String {
     let n = OWNERS.fetch_add(1, Ordering::Relaxed);
     format!("0x{:08x}{:032x}", std::process::id(), n)
-}
-
-/// A configuration for tests: polling every 50 ms (allowed by the test knob), short retries.
-fn config(url: &str, owner: &str, extra: Value) -> String {
-    let mut config = json!({
-        "ownerAddress": owner,
-        "destination": {"chainId": BASE},
-        "servicesUrl": url,
-        "pollingIntervalMs": 50,
-        "minPollingIntervalMs": 20,
-        "sweepRetryDelayMs": 30,
-        "httpInitialBackoffMs": 5,
-        "requestTimeoutMs": 3000,
-        "callTimeoutMs": 20000,
-    });
-    for (key, value) in extra.as_object().unwrap() {
-        config[key] = value.clone();
-    }
-    config.to_string()
-}
-
-/// A client handle, freed on drop.
-struct Client(*const depositkit_deposit_client);
-
-// SAFETY: the handle is documented as usable from any number of threads at once.
-unsafe impl Send for Client {}
-// SAFETY: as above.
-unsafe impl Sync for Client {}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        unsafe { depositkit_deposit_client_free(self.0) };
-    }
-}
-
-fn new_client(config_json: &str) -> Result<Client, Failure> {
-    let config_json = c(config_json);
-    let mut out: *const depositkit_deposit_client = null();
-    match check(unsafe { depositkit_deposit_client_new(config_json.as_ptr(), &mut out) }) {
-        Ok(()) => {
-            assert!(!out.is_null());
-            Ok(Client(out))
-        }
-        Err(failure) => {
-            assert!(out.is_null(), "out_client written on failure");
-            Err(failure)
-        }
-    }
 }
 
 impl Client {

@@ -51,29 +51,7 @@ fn assert_failure(result: Result<Value, Failure>, status: depositkit_status, nee
 
 // --- the devnet, through its C API ------------------------------------------------------------
 
-/// A devnet handle, freed on drop.
-struct Devnet(*const depositkit_devnet);
-
-impl Drop for Devnet {
-    fn drop(&mut self) {
-        unsafe { depositkit_devnet_free(self.0) };
-    }
-}
-
 impl Devnet {
-    fn start() -> Devnet {
-        let mut out = null();
-        check(unsafe { depositkit_devnet_start(null(), true, &mut out) }).unwrap();
-        assert!(!out.is_null());
-        Devnet(out)
-    }
-
-    fn url(&self) -> String {
-        let mut out = null_mut();
-        check(unsafe { depositkit_devnet_services_url(self.0, &mut out) }).unwrap();
-        take(out)
-    }
-
     /// `raw` USDC on Base to `address`, from `sender` (None: a made-up one).
     fn deposit(&self, address: &str, raw: &str, sender: Option<&str>) {
         let (address, raw) = (c(address), c(raw));
@@ -137,42 +115,6 @@ static OWNERS: AtomicU64 = AtomicU64::new(1);
 fn address() -> String {
     let n = OWNERS.fetch_add(1, Ordering::Relaxed);
     format!("0x{:08x}{:024x}{:08x}", std::process::id(), n, 0x5e_u32)
-}
-
-/// A configuration for tests: polling every 50 ms (allowed by the test knob), short retries.
-fn config(url: &str, owner: &str, extra: Value) -> String {
-    let mut config = json!({
-        "ownerAddress": owner,
-        "destination": {"chainId": BASE},
-        "servicesUrl": url,
-        "pollingIntervalMs": 50,
-        "minPollingIntervalMs": 20,
-        "sweepRetryDelayMs": 30,
-        "httpInitialBackoffMs": 5,
-        "requestTimeoutMs": 3000,
-        "callTimeoutMs": 20000,
-    });
-    for (key, value) in extra.as_object().unwrap() {
-        config[key] = value.clone();
-    }
-    config.to_string()
-}
-
-/// A client handle, freed on drop.
-struct Client(*const depositkit_deposit_client);
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        unsafe { depositkit_deposit_client_free(self.0) };
-    }
-}
-
-fn new_client(config_json: &str) -> Client {
-    let config_json = c(config_json);
-    let mut out: *const depositkit_deposit_client = null();
-    check(unsafe { depositkit_deposit_client_new(config_json.as_ptr(), &mut out) }).unwrap();
-    assert!(!out.is_null());
-    Client(out)
 }
 
 impl Client {
@@ -437,7 +379,7 @@ fn subscribe_notifications(client: &Client, sink: &Arc<Sink>) -> Result<u64, Fai
 #[test]
 fn a_manual_refund_after_failed_sweeps_goes_back_to_the_sender_once() {
     let devnet = Devnet::start();
-    let client = new_client(&config(&devnet.url(), &address(), json!({})));
+    let client = new_client_ok(&config(&devnet.url(), &address(), json!({})));
     let evm = client.initialize();
     let config =
         json_out(|out| unsafe { depositkit_deposit_client_refund_config(client.0, out) }).unwrap();
@@ -525,7 +467,7 @@ fn auto_refund_from_the_configuration_reaches_events_and_notification_records() 
         "refund": {"enabled": true, "delayMs": 20, "maxAttempts": 2},
         "notifications": {"durationMs": 0, "max": 3, "theme": "light"},
     });
-    let client = new_client(&config(&devnet.url(), &address(), extra));
+    let client = new_client_ok(&config(&devnet.url(), &address(), extra));
     let config =
         json_out(|out| unsafe { depositkit_deposit_client_refund_config(client.0, out) }).unwrap();
     assert_eq!(
@@ -613,7 +555,7 @@ fn auto_refund_from_the_configuration_reaches_events_and_notification_records() 
 fn stuck_funds_are_recovered_and_service_failures_are_statuses() {
     let devnet = Devnet::start();
     let owner = address();
-    let client = new_client(&config(&devnet.url(), &owner, json!({})));
+    let client = new_client_ok(&config(&devnet.url(), &owner, json!({})));
     let evm = client.initialize();
     assert_eq!(client.stuck_funds().unwrap(), json!([]));
     let (id, _) = failed_deposit(&devnet, &client, &evm, "4000000", None);
@@ -681,7 +623,7 @@ fn stuck_funds_are_recovered_and_service_failures_are_statuses() {
 #[test]
 fn history_by_page_and_by_cursor() {
     let devnet = Devnet::start();
-    let client = new_client(&config(&devnet.url(), &address(), json!({})));
+    let client = new_client_ok(&config(&devnet.url(), &address(), json!({})));
     let evm = client.initialize();
     let sender = address();
     let mut sweeps = Vec::new();
@@ -760,7 +702,7 @@ fn history_by_page_and_by_cursor() {
 #[test]
 fn null_arguments_unconfigured_and_uninitialized_clients() {
     let devnet = Devnet::start();
-    let client = new_client(&config(&devnet.url(), &address(), json!({})));
+    let client = new_client_ok(&config(&devnet.url(), &address(), json!({})));
     let want = |(status, message): Failure, param: &str| {
         assert_eq!(status, depositkit_status::NullArgument, "{param}: {message}");
         assert_eq!(message, format!("{param} must not be NULL"));
