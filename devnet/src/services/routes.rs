@@ -208,15 +208,10 @@ async fn transactions(
     query: Result<Query<HistoryQuery>, axum::extract::rejection::QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
-    let services = Arc::clone(&app.services);
-    reply(
-        blocking(move || {
-            let wallet = services.session_wallet(&headers)?;
-            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-            history::transactions(&services, &wallet, &query)
-        })
-        .await,
-    )
+    with_session_query(&app, headers, query, move |services, wallet, query| {
+        history::transactions(services, wallet, &query)
+    })
+    .await
 }
 
 async fn transactions_by_token(
@@ -224,15 +219,10 @@ async fn transactions_by_token(
     query: Result<Query<ByTokenQuery>, axum::extract::rejection::QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
-    let services = Arc::clone(&app.services);
-    reply(
-        blocking(move || {
-            let wallet = services.session_wallet(&headers)?;
-            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-            history::by_token(&services, &wallet, &query)
-        })
-        .await,
-    )
+    with_session_query(&app, headers, query, move |services, wallet, query| {
+        history::by_token(services, wallet, &query)
+    })
+    .await
 }
 
 async fn transaction(
@@ -241,15 +231,10 @@ async fn transaction(
     query: Result<Query<TransactionQuery>, axum::extract::rejection::QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
-    let services = Arc::clone(&app.services);
-    reply(
-        blocking(move || {
-            let wallet = services.session_wallet(&headers)?;
-            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-            history::transaction(&services, &wallet, &transaction_id, &query)
-        })
-        .await,
-    )
+    with_session_query(&app, headers, query, move |services, wallet, query| {
+        history::transaction(services, wallet, &transaction_id, &query)
+    })
+    .await
 }
 
 async fn receipts_endpoint(
@@ -257,15 +242,10 @@ async fn receipts_endpoint(
     query: Result<Query<ReceiptsQuery>, axum::extract::rejection::QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
-    let services = Arc::clone(&app.services);
-    reply(
-        blocking(move || {
-            let wallet = services.session_wallet(&headers)?;
-            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-            receipts::receipts(&services, &wallet, &query)
-        })
-        .await,
-    )
+    with_session_query(&app, headers, query, move |services, wallet, query| {
+        receipts::receipts(services, wallet, &query)
+    })
+    .await
 }
 
 /// Reads the body, then (on the blocking pool) checks the session and finds its wallet before
@@ -293,6 +273,29 @@ where
         .await
     };
     reply(result.await)
+}
+
+/// [`with_session`] for a GET: checks the session (on the blocking pool) before the query
+/// string, so a request without a valid session gets 401 whatever its query.
+async fn with_session_query<Q, F>(
+    app: &Arc<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<Q>, axum::extract::rejection::QueryRejection>,
+    work: F,
+) -> Response
+where
+    Q: Send + 'static,
+    F: FnOnce(&super::Services, &Wallet, Q) -> ApiResult + Send + 'static,
+{
+    let services = Arc::clone(&app.services);
+    reply(
+        blocking(move || {
+            let wallet = services.session_wallet(&headers)?;
+            let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+            work(&services, &wallet, query)
+        })
+        .await,
+    )
 }
 
 fn owner_of(wallet: &Wallet) -> String {
