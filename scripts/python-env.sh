@@ -24,8 +24,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 
-# Build tool, test runner, the peers of benches/compare_python.py, and the HTTP clients
-# benches/compare_user_rpc.py times depositkit.UserRpcClient against.
+# Build tool, test runner, the peers of benches/compare_python.py, the HTTP clients
+# benches/compare_user_rpc.py times depositkit.UserRpcClient against, and solders (LiteSVM, the
+# local Solana chain of tests/chains/svm_rpc.py).
 "$VENV/bin/pip" install -q \
     'maturin>=1.9,<2' \
     'pytest>=8,<10' \
@@ -33,7 +34,8 @@ fi
     'eth-hash[pycryptodome]>=0.7,<1' \
     'base58>=2.1,<3' \
     'requests>=2.31,<3' \
-    'httpx>=0.27,<1'
+    'httpx>=0.27,<1' \
+    'solders>=0.29,<0.30'
 
 cd "$ROOT/python"
 VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop "${profile[@]}"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of depositkit: Rust (unit, property, integration, ABI), the header drift check,
 # the C programs (shared and static), the benches in test mode, and the pytest suite.
-# Installs what it needs by itself (the project-local .venv with maturin and pytest).
+# Installs what it needs by itself (the project-local .venv with maturin, pytest and solders;
+# anvil and solc-js from npm into .chains/).
 # Exits non-zero when any step fails; each runner prints its own summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,8 @@ pytest_step() {
 
 step fmt cargo fmt --all --check
 step python-env scripts/python-env.sh
+# The local chains (anvil from npm, solc-js) the funding tests of every language run on.
+step chains-install scripts/chains-install.sh
 step cargo-test cargo test --workspace
 step benches cargo test -p depositkit-benches --benches
 step clippy cargo clippy --workspace --all-targets -- -D warnings

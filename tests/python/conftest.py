@@ -18,6 +18,7 @@ import queue
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -398,3 +399,104 @@ def make_client(net: Any) -> Iterator[Any]:
         for client in clients:
             client.close()
         net.clear_faults()
+
+
+# --- the local chains (tests/python/test_local_chains.py; docs/funding.md §1) -----------------
+
+
+@pytest.fixture(scope="session")
+def local_chains(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The local chains for the whole session: ``tests/chains/launch.py`` (anvil for chains 1,
+    56, 8453 and 42161, the Solana RPC over LiteSVM) as a child whose stdin is a pipe. Yields
+    the chains file it prints, parsed. At teardown its stdin is closed, which stops the chains,
+    and it must exit 0. A missing prerequisite fails the tests with the launcher's message (it
+    says what to install); it is never a skip."""
+    log = tmp_path_factory.mktemp("local-chains") / "launch.log"
+    stderr = open(log, "w+", encoding="utf-8")  # noqa: SIM115 - closed at teardown
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/chains/launch.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        encoding="utf-8",
+    )
+    assert process.stdin is not None and process.stdout is not None
+    first_line: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(
+        target=lambda: first_line.put(process.stdout.readline()), name="local-chains-stdout", daemon=True
+    )
+    reader.start()
+    try:
+        try:
+            line = first_line.get(timeout=120)
+        except queue.Empty:
+            raise AssertionError("tests/chains/launch.py printed no chains file within 120 s") from None
+        if not line:
+            code = process.wait(timeout=30)
+            stderr.seek(0)
+            raise AssertionError(f"tests/chains/launch.py exited with {code}: {stderr.read()}")
+        yield json.loads(line)
+    finally:
+        process.stdin.close()
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise AssertionError("tests/chains/launch.py did not stop within 30 s of its stdin closing") from None
+        finally:
+            reader.join(timeout=10)
+            process.stdout.close()
+            stderr.close()
+    assert code == 0, f"tests/chains/launch.py exited with {code}: {log.read_text(encoding='utf-8')}"
+
+
+# --- devnet backed by the local chains (tests/python/test_funding.py, test_onramp.py) ---------
+
+
+@pytest.fixture(scope="module")
+def chain_net(local_chains: dict[str, Any]) -> Iterator[Any]:
+    """``depositkit.Devnet(chains=local_chains)``: devnet with the local chains real (balances
+    read from them, sweeps as real transactions), one per test module."""
+    import depositkit
+
+    with depositkit.Devnet(chains=local_chains) as devnet:
+        yield devnet
+
+
+@pytest.fixture(scope="session")
+def local_funding(local_chains: dict[str, Any]) -> dict[str, Any]:
+    """A ``funding=`` option enabled against the local chains' nodes (``evm_rpc_urls`` and
+    ``solana_rpc_url``); tests extend a copy: ``{**local_funding, "balance_provider": "rpc"}``."""
+    return {
+        "enabled": True,
+        "evm_rpc_urls": {chain["chainId"]: chain["rpcUrl"] for chain in local_chains["evm"]},
+        "solana_rpc_url": local_chains["solana"]["rpcUrl"],
+    }
+
+
+@pytest.fixture
+def make_chain_client(chain_net: Any, local_funding: dict[str, Any]) -> Iterator[Any]:
+    """``make_chain_client(destination=..., owner=..., funding=..., **options)``: a
+    ``DepositClient`` of a fresh owner on ``chain_net`` with the FAST_CLIENT knobs and, unless
+    ``funding`` says otherwise, ``local_funding``; closed after the test."""
+    import depositkit
+
+    clients: list[Any] = []
+
+    def make(destination: Any = None, owner: Optional[str] = None, **options: Any) -> Any:
+        options.setdefault("funding", dict(local_funding))
+        client = depositkit.DepositClient(
+            owner or new_owner(),
+            destination if destination is not None else {"chain_id": depositkit.CHAIN.ARBITRUM},
+            **{"services_url": chain_net.services_url, **FAST_CLIENT, **options},
+        )
+        clients.append(client)
+        return client
+
+    try:
+        yield make
+    finally:
+        for client in clients:
+            client.close()
