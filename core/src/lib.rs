@@ -4,14 +4,20 @@
 //! deposit spec §4, address checks, exact unit conversion, the error model) and the client of
 //! the user-lookup service ([`UserRpcClient`]), and the deposit client ([`DepositClient`]:
 //! deposit addresses, a watcher, a sweeper and lifecycle events over the services of
-//! `docs/protocol.md`, on one shared tokio runtime ([`runtime`]) behind a synchronous API). The C
-//! ABI (`depositkit-ffi`) and the Python package (`depositkit`) are thin faces over this crate.
+//! `docs/protocol.md`, on one shared tokio runtime ([`runtime`]) behind a synchronous API), with
+//! funding from the user's own wallet ([`funding`]) and the fiat onramp ([`onramp`]) over
+//! low-level chain access ([`chain`]: EVM and Solana JSON-RPC, ERC-20 calldata, the Solana
+//! transaction format), which devnet's chain-backed mode shares. The C ABI (`depositkit-ffi`)
+//! and the Python package (`depositkit`) are thin faces over this crate.
 
+pub mod chain;
 pub mod chains;
 pub mod deposit;
 pub mod describe;
 pub mod error;
+pub mod funding;
 pub mod http;
+pub mod onramp;
 pub mod runtime;
 pub mod services;
 pub mod tokens;
@@ -30,7 +36,12 @@ pub use deposit::{
     TokenTransactionsResponse, TransactionsResponse, UATransaction, UaTransaction,
 };
 pub use error::{Error, ErrorKind, Result, RpcErrorObject};
+pub use funding::{
+    BalanceSource, EvmProvider, FundingBalance, FundingTransferResult, ProviderError,
+    WalletProvider,
+};
 pub use http::RetryPolicy;
+pub use onramp::{OnrampEventName, OnrampOrder};
 pub use tokens::{
     DEFAULT_SUPPORTED_TOKENS, TokenInfo, TokenType, get_token_decimals, is_onramp_token_supported,
     is_supported_destination_token, token_info,

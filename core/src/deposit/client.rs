@@ -29,6 +29,8 @@ use super::watcher::{Detector, Finding, Thresholds};
 use crate::chains::Chain;
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
+use crate::funding::Funding;
+use crate::onramp::OnrampOrder;
 use crate::runtime::Runtime;
 use crate::services::{
     AccountClient, AccountInfo, BalanceLine, CallError, JwtClient, SessionManager, SignerClient,
@@ -225,6 +227,10 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     pub(crate) detector: tokio::sync::Mutex<Detector>,
     pub(crate) history: Mutex<HistoryCaches>,
+    /// Fund from wallet: settings, wallets, node clients (`crate::funding`).
+    pub(crate) funding: Arc<Funding>,
+    /// The last completed onramp order (`crate::onramp`).
+    pub(crate) onramp_order: Mutex<Option<OnrampOrder>>,
     closed: AtomicBool,
 }
 
@@ -543,15 +549,18 @@ async fn notifications_timer(hub: Arc<EventHub>) {
 /// A callback that keeps the client alive (an `Arc` of it) makes a cycle that `close()`
 /// breaks: closing drops every callback.
 pub struct DepositClient {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
     dispatcher: Mutex<Option<Dispatcher>>,
 }
 
 impl std::fmt::Debug for DepositClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the onramp partner key nor the balance API key.
         f.debug_struct("DepositClient")
             .field("owner", &self.inner.config.owner)
             .field("status", &self.status())
+            .field("funding.enabled", &self.inner.config.funding.enabled)
+            .field("onramp.enabled", &self.inner.config.onramp.enabled)
             .finish_non_exhaustive()
     }
 }
@@ -593,6 +602,11 @@ impl DepositClient {
             supported_tokens: resolved.supported_tokens.clone(),
             supported_chains: resolved.supported_chains.clone(),
         };
+        let funding = Arc::new(Funding::new(
+            resolved.funding.clone(),
+            resolved.min_value_usd,
+            resolved.http.clone(),
+        ));
         let state = State {
             status: StatusTracker::default(),
             account: None,
@@ -622,6 +636,8 @@ impl DepositClient {
             state: Mutex::new(state),
             detector: tokio::sync::Mutex::new(Detector::default()),
             history: Mutex::new(HistoryCaches::default()),
+            funding,
+            onramp_order: Mutex::new(None),
             closed: AtomicBool::new(false),
         });
         if inner.hub.has_notifications() {
@@ -632,7 +648,7 @@ impl DepositClient {
         Ok(DepositClient { inner, dispatcher: Mutex::new(Some(dispatcher)) })
     }
 
-    fn ensure_open(&self) -> Result<()> {
+    pub(crate) fn ensure_open(&self) -> Result<()> {
         self.inner.runtime.check_process()?;
         if self.inner.is_closed() {
             return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
@@ -1310,6 +1326,9 @@ impl DepositClient {
             dispatcher.stop(&self.inner.hub, timeout);
         }
         self.inner.hub.clear_subscribers();
+        // Host providers may hold the client: dropping them breaks the cycle, as for callbacks.
+        self.inner.funding.clear_wallets();
+        self.inner.funding.set_balance_provider(None);
     }
 }
 

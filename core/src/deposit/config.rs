@@ -216,34 +216,105 @@ impl Default for NotificationsConfig {
     }
 }
 
-/// Fund-from-wallet settings (spec §2 `FundingConfig`). Accepted and validated; funding comes
-/// in a later issue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// The balance-data provider's base URL, called with `funding.apiKey` when no
+/// `funding.balanceApiUrl` is set (`POST {url}/v1/wallet-balances`, `X-API-Key`).
+pub const DEFAULT_BALANCE_API_URL: &str = "https://api.depositkit.dev/balances";
+/// The maker's hosted balance proxy, the last balance source (`POST {url}/v1/wallet-balances`,
+/// no key: the proxy adds its own).
+pub const DEFAULT_BALANCE_PROXY_URL: &str = "https://api.depositkit.dev/balance-proxy";
+/// Public JSON-RPC endpoints of the EVM chains that funding covers, used when
+/// `funding.evmRpcUrls` has no entry for the chain.
+pub const DEFAULT_EVM_RPC_URLS: [(u64, &str); 4] = [
+    (1, "https://ethereum-rpc.publicnode.com"),
+    (56, "https://bsc-dataseed.bnbchain.org"),
+    (8453, "https://mainnet.base.org"),
+    (42161, "https://arb1.arbitrum.io/rpc"),
+];
+/// The public Solana RPC endpoint, used when `funding.solanaRpcUrl` is not set.
+pub const DEFAULT_SOLANA_RPC_URL: &str = "https://api.mainnet-beta.solana.com";
+/// The onramp widget's base address, used when `onramp.widgetUrl` is not set.
+pub const DEFAULT_ONRAMP_WIDGET_URL: &str = "https://onramp.depositkit.dev/widget";
+/// The library's built-in onramp partner key, used when `onramp.apiKey` is not set. It is
+/// public (it travels in the widget URL) but depositkit still never logs it.
+pub const BUILTIN_ONRAMP_PARTNER_KEY: &str = "pk_depositkit_builtin_onramp";
+
+/// The one `funding.balanceProvider` value a configuration can name: discovery by RPC at
+/// `funding.evmRpcUrls` and `funding.solanaRpcUrl`. A host callable is set with
+/// [`set_balance_provider`](crate::deposit::DepositClient::set_balance_provider) instead.
+pub const BALANCE_PROVIDER_RPC: &str = "rpc";
+
+/// Fund-from-wallet settings (spec §2 `FundingConfig`; `docs/funding.md` §3–4). `Debug`
+/// never shows the API key.
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct FundingConfig {
     /// Master switch. Default `false`.
     pub enabled: bool,
-    /// Key of a balance-data provider (development use).
+    /// Key of a balance-data provider (development use: it is sent from the client).
     pub api_key: Option<String>,
-    /// Base URL of the host's reverse proxy.
+    /// Base URL of the host's reverse proxy to the balance-data provider.
     pub proxy_url: Option<String>,
-    /// Per-chain EVM RPC URLs.
+    /// `"rpc"`: discover balances directly from the chains' RPC endpoints, ahead of `apiKey`,
+    /// `proxyUrl` and the hosted default. The only value accepted here; a host callable is set
+    /// with [`set_balance_provider`](crate::deposit::DepositClient::set_balance_provider).
+    pub balance_provider: Option<String>,
+    /// Base URL of the balance-data provider called with `api_key`; default
+    /// [`DEFAULT_BALANCE_API_URL`].
+    pub balance_api_url: Option<String>,
+    /// Per-chain EVM RPC URLs; default [`DEFAULT_EVM_RPC_URLS`].
     pub evm_rpc_urls: BTreeMap<u64, String>,
-    /// Solana RPC URL.
+    /// Solana RPC URL; default [`DEFAULT_SOLANA_RPC_URL`].
     pub solana_rpc_url: Option<String>,
     /// Minimum USD value of a balance to offer; default the client's `min_value_usd`.
     #[serde(rename = "minValueUSD")]
     pub min_value_usd: Option<f64>,
 }
 
-/// Fiat onramp settings (spec §2 `OnrampConfig`). Accepted and validated; the onramp comes in a
-/// later issue.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl fmt::Debug for FundingConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FundingConfig")
+            .field("enabled", &self.enabled)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("proxy_url", &self.proxy_url)
+            .field("balance_provider", &self.balance_provider)
+            .field("balance_api_url", &self.balance_api_url)
+            // RPC URLs often carry a key in their path.
+            .field("evm_rpc_urls", &self.evm_rpc_urls.keys().collect::<Vec<_>>())
+            .field("solana_rpc_url", &self.solana_rpc_url.as_ref().map(|_| "<set>"))
+            .field("min_value_usd", &self.min_value_usd)
+            .finish()
+    }
+}
+
+impl FundingConfig {
+    /// The RPC URL of EVM chain `chain_id`: `evm_rpc_urls`' entry, else the public default;
+    /// `None` for a chain with neither.
+    pub fn evm_rpc_url(&self, chain_id: u64) -> Option<&str> {
+        self.evm_rpc_urls.get(&chain_id).map(String::as_str).or_else(|| {
+            DEFAULT_EVM_RPC_URLS.iter().find(|(id, _)| *id == chain_id).map(|(_, url)| *url)
+        })
+    }
+
+    /// The Solana RPC URL: `solana_rpc_url`, else [`DEFAULT_SOLANA_RPC_URL`].
+    pub fn solana_rpc_url(&self) -> &str {
+        self.solana_rpc_url.as_deref().unwrap_or(DEFAULT_SOLANA_RPC_URL)
+    }
+
+    /// The balance-data provider's base URL: `balance_api_url`, else
+    /// [`DEFAULT_BALANCE_API_URL`].
+    pub fn balance_api_url(&self) -> &str {
+        self.balance_api_url.as_deref().unwrap_or(DEFAULT_BALANCE_API_URL)
+    }
+}
+
+/// Fiat onramp settings (spec §2 `OnrampConfig`; `docs/funding.md` §5). `Debug` never shows
+/// the partner key.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct OnrampConfig {
     /// Master switch. Default `false`.
     pub enabled: bool,
-    /// The onramp partner key; default the built-in one.
+    /// The onramp partner key; default [`BUILTIN_ONRAMP_PARTNER_KEY`].
     pub api_key: Option<String>,
     /// Overlay (default) or redirect.
     pub mode: OnrampMode,
@@ -253,8 +324,22 @@ pub struct OnrampConfig {
     pub default_fiat_amount: Option<f64>,
     /// Preferred payment method (`card`, `apple_pay`, …).
     pub payment_mode: Option<String>,
-    /// Override of the widget's base address.
+    /// Override of the widget's base address; default [`DEFAULT_ONRAMP_WIDGET_URL`].
     pub widget_url: Option<String>,
+}
+
+impl fmt::Debug for OnrampConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OnrampConfig")
+            .field("enabled", &self.enabled)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("mode", &self.mode)
+            .field("fiat_currency", &self.fiat_currency)
+            .field("default_fiat_amount", &self.default_fiat_amount)
+            .field("payment_mode", &self.payment_mode)
+            .field("widget_url", &self.widget_url)
+            .finish()
+    }
 }
 
 impl Default for OnrampConfig {
@@ -292,9 +377,9 @@ pub struct DepositClientConfig {
     pub min_value_usd: f64,
     /// Notifications (`None`: no notification records are kept).
     pub notifications: Option<NotificationsConfig>,
-    /// Fund from wallet (accepted; later issue).
+    /// Fund from wallet (`docs/funding.md` §3–4).
     pub funding: FundingConfig,
-    /// Fiat onramp (accepted; later issue).
+    /// Fiat onramp (`docs/funding.md` §5).
     pub onramp: OnrampConfig,
     /// Tokens the watcher reports. Default all six.
     pub supported_tokens: Vec<TokenType>,
@@ -618,6 +703,8 @@ impl DepositClientConfig {
             },
             call_timeout: Duration::from_millis(self.call_timeout_ms),
             event_queue_capacity: self.event_queue_capacity,
+            funding: self.funding.clone(),
+            onramp: self.onramp.clone(),
         })
     }
 
@@ -749,6 +836,8 @@ pub(crate) struct ResolvedConfig {
     pub http: HttpSettings,
     pub call_timeout: Duration,
     pub event_queue_capacity: usize,
+    pub funding: FundingConfig,
+    pub onramp: OnrampConfig,
 }
 
 fn resolve_owner(owner: &str) -> Result<String> {
@@ -934,6 +1023,17 @@ fn check_funding(f: &FundingConfig) -> Result<()> {
     if let Some(url) = &f.proxy_url {
         check_url("funding.proxyUrl", url)?;
     }
+    if let Some(provider) = &f.balance_provider
+        && provider != BALANCE_PROVIDER_RPC
+    {
+        return Err(Error::configuration(format!(
+            "funding.balanceProvider must be \"rpc\" (a host callable is set with set_balance_provider), got {}",
+            quote(provider)
+        )));
+    }
+    if let Some(url) = &f.balance_api_url {
+        check_url("funding.balanceApiUrl", url)?;
+    }
     for (chain_id, url) in &f.evm_rpc_urls {
         match Chain::from_id(*chain_id) {
             None => {
@@ -1113,6 +1213,28 @@ mod tests {
     }
 
     #[test]
+    fn funding_defaults_and_json() {
+        let c = DepositClientConfig::from_json(&format!(
+            r#"{{"ownerAddress": "{OWNER}", "destination": {{"chainId": 8453}},
+               "funding": {{"enabled": true, "balanceProvider": "rpc",
+                           "balanceApiUrl": "http://127.0.0.1:9/balances",
+                           "evmRpcUrls": {{"8453": "http://127.0.0.1:8545"}}}},
+               "onramp": {{"enabled": true, "apiKey": "pk_secret"}}}}"#
+        ))
+        .unwrap();
+        let f = &c.funding;
+        assert_eq!(f.balance_provider.as_deref(), Some("rpc"));
+        assert_eq!(f.balance_api_url(), "http://127.0.0.1:9/balances");
+        assert_eq!(f.evm_rpc_url(8453), Some("http://127.0.0.1:8545"));
+        assert_eq!(f.evm_rpc_url(1), Some("https://ethereum-rpc.publicnode.com"));
+        assert_eq!(f.evm_rpc_url(10), None);
+        assert_eq!(f.solana_rpc_url(), DEFAULT_SOLANA_RPC_URL);
+        assert_eq!(FundingConfig::default().balance_api_url(), DEFAULT_BALANCE_API_URL);
+        let debug = format!("{c:?} {:?}", c.onramp);
+        assert!(!debug.contains("pk_secret"), "{debug}");
+    }
+
+    #[test]
     fn reconcile_and_watchdog_knobs() {
         let resolved = config().resolve().unwrap();
         assert_eq!(resolved.reconcile_interval, Duration::from_millis(10_000));
@@ -1195,6 +1317,18 @@ mod tests {
         let mut c = config();
         c.funding.api_key = Some(String::new());
         assert!(message(&c).starts_with("funding.apiKey"));
+        let mut c = config();
+        c.funding.balance_provider = Some("moralis".into());
+        assert_eq!(
+            message(&c),
+            "funding.balanceProvider must be \"rpc\" (a host callable is set with set_balance_provider), got \"moralis\""
+        );
+        c.funding.balance_provider = Some("rpc".into());
+        c.validate().unwrap();
+        c.funding.balance_api_url = Some("ftp://x".into());
+        assert!(
+            message(&c).starts_with("funding.balanceApiUrl must be an http:// or https:// URL")
+        );
         let mut c = config();
         c.ua_project_id = Some(" ".into());
         assert_eq!(message(&c), "uaProjectId is empty");

@@ -35,6 +35,7 @@ use super::model::{RecoveryResult, RefundResult};
 use super::notifications::{NotificationRecord, NotificationStore};
 use super::status::ClientStatus;
 use crate::error::ErrorKind;
+use crate::onramp::{OnrampEventName, OnrampOrder};
 use crate::tokens::TokenType;
 
 /// The phase of a deposit (spec §3 `DepositPhase`).
@@ -129,14 +130,26 @@ pub enum DepositEvent {
     /// One asset of [`recover_funds`](super::DepositClient::recover_funds) is done
     /// (`recovery:result`).
     Recovery(RecoveryResult),
+    /// The onramp overlay posted an order event (`onramp:<name>`); `payload` is the widget's
+    /// `data` as it was posted.
+    Onramp {
+        /// Which event.
+        name: OnrampEventName,
+        /// The widget's order data.
+        payload: Value,
+    },
+    /// An onramp order completed (`onramp:complete`).
+    OnrampComplete(OnrampOrder),
 }
 
 impl DepositEvent {
     /// The event as JSON: `{"type": "deposit:lifecycle", "payload": {…}}`,
     /// `{"type": "status:change", "payload": "watching"}`,
     /// `{"type": "error", "payload": {"kind": "NetworkError", "code": 600, "message": "…"}}`,
-    /// `{"type": "refund:update", "payload": {RefundResult}}` or
-    /// `{"type": "recovery:result", "payload": {RecoveryResult}}`.
+    /// `{"type": "refund:update", "payload": {RefundResult}}`,
+    /// `{"type": "recovery:result", "payload": {RecoveryResult}}`,
+    /// `{"type": "onramp:order_created", "payload": {…the widget's data…}}` (any
+    /// `onramp:<name>`) or `{"type": "onramp:complete", "payload": {OnrampOrder}}`.
     pub fn to_json(&self) -> Value {
         match self {
             DepositEvent::Lifecycle(event) => json!({
@@ -158,6 +171,12 @@ impl DepositEvent {
                 "type": "recovery:result",
                 "payload": serde_json::to_value(result).unwrap_or(Value::Null),
             }),
+            DepositEvent::Onramp { name, payload } => {
+                json!({"type": name.type_name(), "payload": payload})
+            }
+            DepositEvent::OnrampComplete(order) => {
+                json!({"type": "onramp:complete", "payload": order.to_json()})
+            }
         }
     }
 
@@ -169,6 +188,16 @@ impl DepositEvent {
             DepositEvent::Error { .. } => "error",
             DepositEvent::Refund(_) => "refund:update",
             DepositEvent::Recovery(_) => "recovery:result",
+            DepositEvent::Onramp { name, .. } => name.type_name(),
+            DepositEvent::OnrampComplete(_) => "onramp:complete",
+        }
+    }
+
+    /// The completed onramp order, if this is `onramp:complete`.
+    pub fn onramp_order(&self) -> Option<&OnrampOrder> {
+        match self {
+            DepositEvent::OnrampComplete(order) => Some(order),
+            _ => None,
         }
     }
 

@@ -10,7 +10,7 @@
 //! - refunds (`refund.rs`), recovery of stuck funds (`recovery.rs`), notification records
 //!   ([`notifications`]) and the transaction history ([`history`]).
 
-mod client;
+pub(crate) mod client;
 pub mod config;
 pub mod events;
 pub mod history;
@@ -28,11 +28,13 @@ pub use crate::services::{
 };
 pub use client::{CLOSE_TIMEOUT, DepositClient};
 pub use config::{
-    DEFAULT_EVENT_QUEUE_CAPACITY, DEFAULT_POLLING_INTERVAL_MS, DEFAULT_PROCESSING_TIMEOUT_MS,
-    DEFAULT_RECONCILE_INTERVAL_MS, DEFAULT_SWEEP_RETRY_DELAY_MS, DepositClientConfig, Destination,
-    DestinationConfig, FundingConfig, LifecycleCallback, MAX_SWEEP_ATTEMPTS,
-    MIN_POLLING_INTERVAL_MS, NotificationPosition, NotificationTheme, NotificationsConfig,
-    OnrampConfig, OnrampMode, RefundConfig, resolve_destination,
+    BALANCE_PROVIDER_RPC, BUILTIN_ONRAMP_PARTNER_KEY, DEFAULT_BALANCE_API_URL,
+    DEFAULT_BALANCE_PROXY_URL, DEFAULT_EVENT_QUEUE_CAPACITY, DEFAULT_EVM_RPC_URLS,
+    DEFAULT_ONRAMP_WIDGET_URL, DEFAULT_POLLING_INTERVAL_MS, DEFAULT_PROCESSING_TIMEOUT_MS,
+    DEFAULT_RECONCILE_INTERVAL_MS, DEFAULT_SOLANA_RPC_URL, DEFAULT_SWEEP_RETRY_DELAY_MS,
+    DepositClientConfig, Destination, DestinationConfig, FundingConfig, LifecycleCallback,
+    MAX_SWEEP_ATTEMPTS, MIN_POLLING_INTERVAL_MS, NotificationPosition, NotificationTheme,
+    NotificationsConfig, OnrampConfig, OnrampMode, RefundConfig, resolve_destination,
 };
 pub use events::{
     DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,
