@@ -56,6 +56,8 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
         .route("/devnet/faults", any(faults_endpoint))
         .merge(services::routes::router(Arc::clone(&state)))
         .merge(services::admin::router())
+        .merge(services::wallet_balances::router())
+        .merge(services::onramp::router())
         .fallback(not_found)
         .with_state(state);
     if verbose { router.layer(middleware::from_fn(log_request)) } else { router }

@@ -37,7 +37,25 @@
 //! # Ok::<(), depositkit_devnet::Error>(())
 //! ```
 
+//! With a chains file (`docs/funding.md` §1–2; `DevnetConfig::with_chains`, `serve --chains`),
+//! the chains it lists are real: balances are read from them and sweeps, refunds and onramp orders
+//! move money with real transactions ([`chain`]); the other chains stay on the ledger.
+//!
+//! ```no_run
+//! use depositkit_core::TokenType;
+//! use depositkit_devnet::{ChainsConfig, Devnet, DevnetConfig};
+//!
+//! # let chains_file_line = "{}";
+//! let chains = ChainsConfig::from_json(chains_file_line)?; // tests/chains/launch.py's line
+//! let devnet = Devnet::start(DevnetConfig::new("/tmp/devnet-chains.sqlite").with_chains(chains))?;
+//! let vault = devnet.vault_addresses();
+//! # let address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+//! let held = devnet.chain_balance(address, 8453, TokenType::USDC)?;
+//! # Ok::<(), depositkit_devnet::Error>(())
+//! ```
+
 pub mod auth;
+pub mod chain;
 pub mod config;
 pub mod demo;
 mod describe;
@@ -52,12 +70,13 @@ pub mod services;
 pub mod store;
 pub mod time;
 
+pub use chain::ChainsConfig;
 pub use config::DevnetConfig;
 pub use demo::{DemoCredentials, ensure_demo};
 pub use error::{Error, Result};
 pub use faults::Fault;
 pub use rpc::codes;
-pub use server::{BoundServer, Deposit, Devnet, RunningDevnet};
+pub use server::{BoundServer, Deposit, Devnet, RunningDevnet, VaultAddresses};
 pub use services::faults::{Service, SweepFaultMode};
 pub use services::jwt::{BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID};
 pub use store::{

@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, Subcommand};
 use depositkit_devnet::config::{
-    DB_ENV_VAR, DEFAULT_DB_PATH, DEFAULT_MAX_BODY_BYTES, DEFAULT_SHUTDOWN_GRACE,
+    ChainsConfig, DB_ENV_VAR, DEFAULT_BALANCE_API_KEY, DEFAULT_DB_PATH, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_SHUTDOWN_GRACE,
 };
 use depositkit_devnet::server::{base_url, build_runtime};
 use depositkit_devnet::services::admin::{self, DepositRequest};
@@ -91,6 +92,13 @@ struct ServeArgs {
     /// How long a sweep quote can be sent, in seconds.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..), value_name = "SECONDS")]
     quote_ttl_seconds: u64,
+    /// Chains file (the JSON line of tests/chains/launch.py): back its chains with real
+    /// transactions; the other chains stay on devnet's ledger.
+    #[arg(long, value_name = "FILE")]
+    chains: Option<PathBuf>,
+    /// The X-API-Key the balance API ({servicesUrl}/balances) accepts.
+    #[arg(long, env = "DEPOSITKIT_DEVNET_BALANCE_API_KEY", default_value = DEFAULT_BALANCE_API_KEY, value_name = "KEY")]
+    balance_api_key: String,
 }
 
 #[derive(Args)]
@@ -385,7 +393,8 @@ fn open(db: &Path) -> Result<Store> {
     Store::open_with_connections(db, 1)
 }
 
-/// `{"servicesUrl", "jwt", "signer", "ua", "userRpc"}` under `base`.
+/// `{"servicesUrl", "jwt", "signer", "ua", "userRpc", "balanceApi", "balanceProxy",
+/// "onrampWidget"}` under `base`.
 fn service_urls(base: &str) -> Value {
     json!({
         "servicesUrl": base,
@@ -393,6 +402,9 @@ fn service_urls(base: &str) -> Value {
         "signer": format!("{base}/signer"),
         "ua": format!("{base}/ua"),
         "userRpc": format!("{base}/user-rpc"),
+        "balanceApi": format!("{base}/balances"),
+        "balanceProxy": format!("{base}/balance-proxy"),
+        "onrampWidget": format!("{base}/onramp/widget"),
     })
 }
 
@@ -412,6 +424,8 @@ fn serve(db: &Path, args: ServeArgs) -> Result<()> {
         shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         jwt_ttl: Duration::from_secs(args.jwt_ttl_seconds),
         quote_ttl: Duration::from_secs(args.quote_ttl_seconds),
+        chains: args.chains.as_deref().map(ChainsConfig::from_file).transpose()?,
+        balance_api_key: args.balance_api_key,
     };
     let server = BoundServer::bind(&config, store)?;
     let runtime = build_runtime()?;

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
+use crate::chain::Chains;
+use crate::config::ChainsConfig;
 use crate::config::DevnetConfig;
 use crate::error::{Error, Result};
 use crate::faults::{Fault, Faults};
@@ -17,8 +19,9 @@ use crate::http::{self, AppState, USER_RPC_PATH};
 use crate::services::Services;
 use crate::services::admin::{self, DepositRequest, LedgerQuery};
 use crate::services::faults::{Service, SweepFaultMode};
+use crate::services::onramp::{self, OrderParams};
 use crate::store::{Receipt, Store};
-use depositkit_core::{TokenType, parse_raw_amount};
+use depositkit_core::{TokenType, U256, parse_raw_amount};
 
 /// Extra time `shutdown` waits beyond the grace period before leaving the server thread behind.
 const SHUTDOWN_SLACK: Duration = Duration::from_secs(2);
@@ -141,7 +144,8 @@ impl RunningDevnet {
     /// address, else a credit to the address's ledger.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] naming the bad argument; database failures.
+    /// [`Error::InvalidInput`] naming the bad argument (or saying `CHAIN_BACKED` for a
+    /// chain-backed chain: send a real transfer there); database failures.
     pub fn deposit(
         &self,
         address: &str,
@@ -150,6 +154,7 @@ impl RunningDevnet {
         raw_amount: &str,
         sender: Option<&str>,
     ) -> Result<Deposit> {
+        admin::refuse_chain_backed(&self.services, chain_id).map_err(api_error)?;
         let request = DepositRequest {
             address: address.to_owned(),
             chain_id,
@@ -165,7 +170,8 @@ impl RunningDevnet {
     }
 
     /// What `address` holds of `token` on `chain_id`, in smallest units (`"0"` when nothing
-    /// arrived): an account's `rawAmount` for a deposit address, else the ledger's amount.
+    /// arrived): an account's `rawAmount` for a deposit address, else the ledger's amount; on a
+    /// chain-backed chain, the chain's balance of the address.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for an unknown chain; database failures.
@@ -204,10 +210,60 @@ impl RunningDevnet {
         if depositkit_core::Chain::from_id(chain_id).is_none() {
             return Err(Error::invalid("chain_id", format!("unknown chain id {chain_id}")));
         }
-        if self.store.ua_account(account_id)?.is_none() {
-            return Err(Error::invalid("account_id", format!("no account {account_id}")));
-        }
+        let account = self
+            .store
+            .ua_account(account_id)?
+            .ok_or_else(|| Error::invalid("account_id", format!("no account {account_id}")))?;
+        // On a chain-backed chain, what arrived is recorded when the line is read.
+        self.services
+            .observe(&account, crate::chain::ledger_sync::Scope::Line(chain_id, token))
+            .map_err(api_error)?;
         self.store.ua_receipts(account_id, chain_id, token, from, to)
+    }
+
+    /// The chain-backed chain ids (empty in ledger mode), as `GET /devnet/chains` lists them.
+    pub fn chains(&self) -> Vec<u64> {
+        self.services.chains.as_deref().map(Chains::chain_ids).unwrap_or_default()
+    }
+
+    /// The chains file the server runs with, if any.
+    pub fn chains_config(&self) -> Option<&ChainsConfig> {
+        self.services.chains.as_deref().map(Chains::config)
+    }
+
+    /// The vault's addresses (devnet's inventory and collection address), when chain-backed.
+    pub fn vault_addresses(&self) -> Option<VaultAddresses> {
+        self.services.chains.as_deref().map(|chains| VaultAddresses {
+            evm: chains.vault().evm_address(),
+            solana: chains.vault().solana_address(),
+        })
+    }
+
+    /// What `address` holds of `token` on the chain-backed chain `chain_id`, read from the
+    /// chain (zero for a token that is not deployed there).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `chain_id` is not chain-backed; [`Error::Io`] naming the
+    /// chain when it fails.
+    pub fn chain_balance(&self, address: &str, chain_id: u64, token: TokenType) -> Result<U256> {
+        let chains = self.services.chain_backed(chain_id).ok_or_else(|| {
+            Error::invalid("chain_id", format!("chain {chain_id} is not chain-backed"))
+        })?;
+        chains
+            .balance(address, chain_id, token)
+            .map_err(|e| Error::io("reading the chain", std::io::Error::other(e.message)))
+    }
+
+    /// Completes a simulated onramp order, as `POST /onramp/v1/orders` does with `params` (the
+    /// widget URL's parameters as a JSON object): `{"order", "messages"}`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for bad parameters (a missing partner key included);
+    /// [`Error::Io`] when a chain-backed chain fails.
+    pub fn complete_onramp_order(&self, params: &serde_json::Value) -> Result<serde_json::Value> {
+        let params: OrderParams = serde_json::from_value(params.clone())
+            .map_err(|source| Error::Json { context: "onramp order".into(), source })?;
+        onramp::complete_order(&self.services, &params).map_err(api_error)
     }
 
     /// Sets the USD price of `token`.
@@ -323,8 +379,23 @@ pub struct Deposit {
     pub account_id: Option<String>,
 }
 
+/// The addresses of devnet's vault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VaultAddresses {
+    /// The EVM address (EIP-55), the same on every EVM chain.
+    pub evm: String,
+    /// The Solana address (base58).
+    pub solana: String,
+}
+
+/// A refusal of the services as a library error: server-side failures (5xx, such as
+/// `CHAIN_UNAVAILABLE`) are [`Error::Io`], the rest [`Error::InvalidInput`].
 fn api_error(error: crate::services::api::ApiError) -> Error {
-    Error::invalid("request", error.message)
+    if error.status.is_server_error() {
+        Error::io(error.code, std::io::Error::other(error.message))
+    } else {
+        Error::invalid("request", error.message)
+    }
 }
 
 /// `http://HOST:PORT` for a listening address.
@@ -348,16 +419,22 @@ pub struct BoundServer {
 
 impl BoundServer {
     /// Binds `config.listen`; requests are served from `store`. With no JWT key in the store
-    /// yet, the first one is generated on a background thread.
+    /// yet, the first one is generated on a background thread. With `config.chains`, connects
+    /// to the chains and stocks the vault first.
     ///
     /// # Errors
-    /// The address cannot be bound; the stored JWT keys cannot be read.
+    /// The address cannot be bound; the stored JWT keys cannot be read; the chains file is bad
+    /// or a chain cannot be used.
     pub fn bind(config: &DevnetConfig, store: Store) -> Result<Self> {
         let listener = TcpListener::bind(config.listen)
             .map_err(|e| Error::io(format!("cannot listen on {}", config.listen), e))?;
         let local_addr = listener.local_addr().map_err(|e| Error::io("listening socket", e))?;
         listener.set_nonblocking(true).map_err(|e| Error::io("listening socket", e))?;
-        let services = Arc::new(Services::new(store.clone(), config.jwt_ttl, config.quote_ttl)?);
+        let chains = config.chains.clone().map(Chains::connect).transpose()?.map(Arc::new);
+        let services = Arc::new(
+            Services::new(store.clone(), config.jwt_ttl, config.quote_ttl)?
+                .with_chains(chains, config.balance_api_key.clone()),
+        );
         let state = Arc::new(AppState {
             store,
             faults: Arc::new(Faults::default()),

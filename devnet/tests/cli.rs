@@ -192,6 +192,9 @@ fn seed_serve_call_and_stop_on_sigterm() {
             "signer": format!("{base}/signer"),
             "ua": format!("{base}/ua"),
             "userRpc": format!("{base}/user-rpc"),
+            "balanceApi": format!("{base}/balances"),
+            "balanceProxy": format!("{base}/balance-proxy"),
+            "onrampWidget": format!("{base}/onramp/widget"),
         })
     );
     let url = server.rpc_url();

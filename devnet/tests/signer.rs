@@ -27,9 +27,11 @@ fn one_wallet_per_subject_stable_across_restarts() {
 
     // Restart on the same database: same wallets, and the old JWT still verifies (the keys
     // are stored too).
-    let Net { devnet, agent, db } = net;
+    let Net { devnet, api, db } = net;
     devnet.shutdown().unwrap();
-    net = Net { devnet: Devnet::start(DevnetConfig::new(&db.0)).unwrap(), agent, db };
+    let devnet = Devnet::start(DevnetConfig::new(&db.0)).unwrap();
+    let api = Api { base: devnet.services_url(), ..api };
+    net = Net { devnet, api, db };
     assert_eq!(net.wallet(&a1), wallet_a);
     assert_eq!(net.wallet(&net.mint(OWNER_B)), wallet_b);
 }

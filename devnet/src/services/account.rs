@@ -2,14 +2,18 @@
 //! deterministically from the owner, so the same owner gets the same addresses on any devnet.
 //!
 //! - account id: `acc_` + hex of the first 12 bytes of keccak256(`depositkit-devnet/ua/account/` + owner)
-//! - EVM deposit address: the last 20 bytes of keccak256(`depositkit-devnet/ua/evm/` + owner), EIP-55
-//! - Solana deposit address: base58 of sha256(`depositkit-devnet/ua/solana/` + owner)
+//! - EVM deposit address: the address of the secp256k1 key
+//!   keccak256(`depositkit-devnet/ua/evm-key/` + owner), EIP-55
+//! - Solana deposit address: the ed25519 public key of the seed
+//!   sha256(`depositkit-devnet/ua/solana-key/` + owner), base58
 //!
-//! where owner is the lower-case owner address.
+//! where owner is the lower-case owner address ([`crate::chain::keys`]). The deposit addresses are
+//! real keys' addresses so that chain-backed chains can move what they receive; they are the same
+//! in ledger mode. Accounts stored by earlier devnets keep the addresses they were opened with.
 
-use alloy_primitives::{Address, hex, keccak256};
-use sha2::{Digest, Sha256};
+use alloy_primitives::{hex, keccak256};
 
+use crate::chain::keys::KeyPair;
 use crate::error::Result;
 use crate::store::{Store, UaAccount};
 
@@ -17,12 +21,11 @@ use crate::store::{Store, UaAccount};
 pub fn derive(owner: &str) -> UaAccount {
     let owner = owner.trim().to_ascii_lowercase();
     let id = keccak256(format!("depositkit-devnet/ua/account/{owner}"));
-    let evm = keccak256(format!("depositkit-devnet/ua/evm/{owner}"));
-    let solana = Sha256::digest(format!("depositkit-devnet/ua/solana/{owner}"));
+    let keys = KeyPair::of_owner(&owner);
     UaAccount {
         id: format!("acc_{}", hex::encode(&id[..12])),
-        evm_address: Address::from_slice(&evm[12..]).to_checksum(None),
-        solana_address: bs58::encode(solana).into_string(),
+        evm_address: keys.evm_address(),
+        solana_address: keys.solana_address(),
         owner,
     }
 }
@@ -56,5 +59,9 @@ mod tests {
         assert_ne!(a.id, b.id);
         assert_ne!(a.evm_address, b.evm_address);
         assert_ne!(a.solana_address, b.solana_address);
+        // The addresses are the derived keys'.
+        let keys = KeyPair::of_owner("0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed");
+        assert_eq!(a.evm_address, keys.evm.address().to_checksum(None));
+        assert_eq!(a.solana_address, keys.solana.address());
     }
 }

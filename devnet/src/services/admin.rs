@@ -1,6 +1,7 @@
 //! Devnet administration of the deposit services (`docs/protocol.md` §4): crediting deposits,
-//! reading the ledger, setting prices (always on), and the fault endpoints (sweep faults, JWT
-//! forging and expiry; only with fault injection). `POST /devnet/jwt/rotate` is always on.
+//! reading the ledger, setting prices, the chain-backed chains (always on), and the fault
+//! endpoints (sweep faults, JWT forging and expiry; only with fault injection).
+//! `POST /devnet/jwt/rotate` is always on.
 
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ pub(crate) fn router() -> Router<Arc<AppState>> {
     Router::new()
         .route("/devnet/deposits", post(deposits))
         .route("/devnet/ledger", get(ledger))
+        .route("/devnet/chains", get(chains))
         .route("/devnet/prices", get(prices).put(set_prices))
         .route("/devnet/faults/sweeps", post(sweep_faults))
         .route("/devnet/jwt/rotate", post(rotate))
@@ -108,6 +110,40 @@ pub fn deposit(
     Ok((credited, raw, decimals))
 }
 
+/// 400 `CHAIN_BACKED` when `chain_id` is chain-backed: money arrives there only by real
+/// transfers.
+///
+/// # Errors
+/// As said.
+pub fn refuse_chain_backed(services: &Services, chain_id: u64) -> ApiResult<()> {
+    if services.chain_backed(chain_id).is_none() {
+        return Ok(());
+    }
+    let name = Chain::from_id(chain_id).map_or("the chain", Chain::name);
+    Err(ApiError::bad_request(
+        codes::CHAIN_BACKED,
+        format!(
+            "{name} (chain {chain_id}) is chain-backed: send a real transfer to the address \
+             instead"
+        ),
+    ))
+}
+
+/// `GET /devnet/chains`: the chain-backed chain ids and the vault's addresses (`{"chains": []}`
+/// in ledger mode).
+pub fn chains_info(services: &Services) -> Value {
+    match services.chains.as_deref() {
+        None => json!({ "chains": [] }),
+        Some(chains) => json!({
+            "chains": chains.chain_ids(),
+            "vault": {
+                "evm": chains.vault().evm_address(),
+                "solana": chains.vault().solana_address(),
+            },
+        }),
+    }
+}
+
 /// A `GET /devnet/ledger` query.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -132,8 +168,17 @@ pub fn ledger_balance(services: &Services, query: &LedgerQuery) -> ApiResult<(U2
     let token: TokenType = token.parse().map_err(|e: depositkit_core::Error| {
         ApiError::invalid(format!("token: {}", e.message()))
     })?;
-    let raw =
-        services.store.ledger_amount(address, chain.id(), token).map_err(ApiError::internal)?;
+    let raw = match services.chain_backed(chain.id()) {
+        // A chain-backed chain is read from the chain, for any address.
+        Some(chains) => {
+            validate_address_for_chain(address, chain.id())
+                .map_err(|e| ApiError::invalid(format!("address: {}", e.message())))?;
+            chains.balance(address, chain.id(), token)?
+        }
+        None => {
+            services.store.ledger_amount(address, chain.id(), token).map_err(ApiError::internal)?
+        }
+    };
     Ok((raw, get_token_decimals(token, Some(chain.id()))))
 }
 
@@ -178,6 +223,7 @@ async fn deposits(State(app): State<Arc<AppState>>, body: Body) -> Response {
         let request: DepositRequest = read_json(body, app.max_body_bytes).await?;
         let services = Arc::clone(&app.services);
         blocking(move || {
+            refuse_chain_backed(&services, request.chain_id)?;
             let (credited, raw, decimals) = deposit(&services.store, &services.prices, &request)?;
             Ok(json!({
                 "txHash": credited.tx_hash,
@@ -204,6 +250,10 @@ async fn ledger(
         })
         .await,
     )
+}
+
+async fn chains(State(app): State<Arc<AppState>>) -> Response {
+    reply(Ok(chains_info(&app.services)))
 }
 
 async fn prices(State(app): State<Arc<AppState>>) -> Response {

@@ -53,6 +53,14 @@ pub mod codes {
     pub const FAULT_INJECTION_OFF: &str = "FAULT_INJECTION_OFF";
     /// Anything else; details go to the server's stderr only.
     pub const INTERNAL: &str = "INTERNAL";
+    /// A chain-backed chain failed or could not be reached (502; the client retries).
+    pub const CHAIN_UNAVAILABLE: &str = "CHAIN_UNAVAILABLE";
+    /// `POST /devnet/deposits` on a chain-backed chain: send a real transfer instead.
+    pub const CHAIN_BACKED: &str = "CHAIN_BACKED";
+    /// The balance API's `X-API-Key` is missing or wrong.
+    pub const INVALID_API_KEY: &str = "INVALID_API_KEY";
+    /// The onramp order has no partner key.
+    pub const INVALID_PARTNER_KEY: &str = "INVALID_PARTNER_KEY";
 }
 
 /// An error answer.
@@ -104,6 +112,26 @@ impl ApiError {
     pub fn internal(detail: impl fmt::Display) -> Self {
         eprintln!("depositkit-devnet: internal error: {detail}");
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, codes::INTERNAL, "internal error")
+    }
+}
+
+impl From<crate::chain::ChainError> for ApiError {
+    /// 502 `CHAIN_UNAVAILABLE` naming the chain, with `Retry-After: 1`.
+    fn from(error: crate::chain::ChainError) -> Self {
+        let mut api =
+            ApiError::new(StatusCode::BAD_GATEWAY, codes::CHAIN_UNAVAILABLE, error.message);
+        api.retry_after = Some(1);
+        api
+    }
+}
+
+impl From<crate::chain::ChainFailure> for ApiError {
+    fn from(failure: crate::chain::ChainFailure) -> Self {
+        match failure {
+            crate::chain::ChainFailure::Chain(e) => e.into(),
+            crate::chain::ChainFailure::Store(e) => e.into(),
+            crate::chain::ChainFailure::NoKey(message) => ApiError::invalid(message),
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use super::account;
 use super::api::{ApiError, ApiResult, codes};
 use super::fees;
 use super::signer::Wallet;
+use crate::chain::ledger_sync::Scope;
 use crate::store::BalanceLine;
 use crate::time;
 
@@ -92,6 +93,8 @@ pub fn balances(
             .get(id)
             .filter(|a| owners.contains(&a.owner))
             .ok_or_else(|| ApiError::not_yours(id))?;
+        // Chain-backed lines are read from the chains first.
+        services.observe(account, Scope::All)?;
         let lines = services.store.ua_balances(&account.id).map_err(ApiError::internal)?;
         let lines: Vec<Value> = lines
             .iter()

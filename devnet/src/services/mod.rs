@@ -6,7 +6,10 @@
 //! wallets), [`account`] (accounts and deposit addresses), [`balances`], [`sweeps`] (quotes
 //! and sends, sweeps and refunds) with [`fees`] (their arithmetic), [`prices`], [`history`]
 //! (transactions), [`receipts`] (incoming transfers by `received` range), [`explorer`] (links),
-//! [`faults`], and the HTTP faces [`routes`] and [`admin`].
+//! [`faults`], and the HTTP faces [`routes`] and [`admin`]. Beside them, what funding needs
+//! (`docs/funding.md`): the balance API and its proxy ([`wallet_balances`]) and the simulated
+//! onramp ([`onramp`]). With a chains file, the chain-backed chains are read and moved through
+//! [`crate::chain`].
 
 pub mod account;
 pub mod admin;
@@ -18,18 +21,23 @@ pub mod fees;
 pub mod history;
 pub mod jwt;
 pub mod keyring;
+pub mod onramp;
 pub mod prices;
 pub mod receipts;
 pub mod routes;
 pub mod signer;
 pub mod sweeps;
+pub mod wallet_balances;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
 
+use crate::chain::Chains;
+use crate::chain::ledger_sync::{self, Scope};
 use crate::error::Result;
-use crate::store::Store;
+use crate::store::{Store, UaAccount};
 use api::{ApiError, ApiResult};
 use faults::{ServiceFaults, SweepFaults};
 use jwt::{JwtService, Session};
@@ -49,10 +57,15 @@ pub struct Services {
     pub(crate) faults: ServiceFaults,
     pub(crate) sweep_faults: SweepFaults,
     pub(crate) quote_ttl: Duration,
+    /// The chain-backed chains, when a chains file was given.
+    pub(crate) chains: Option<Arc<Chains>>,
+    /// The `X-API-Key` the balance API accepts.
+    pub(crate) balance_api_key: String,
 }
 
 impl Services {
-    /// Services over `store`: JWTs live `jwt_ttl`, quotes `quote_ttl`.
+    /// Services over `store`: JWTs live `jwt_ttl`, quotes `quote_ttl`; every chain on the
+    /// ledger (see [`Services::with_chains`]), the default balance API key.
     ///
     /// # Errors
     /// The stored JWT keys cannot be read, or key generation cannot start.
@@ -65,7 +78,43 @@ impl Services {
             faults: ServiceFaults::default(),
             sweep_faults: SweepFaults::default(),
             quote_ttl,
+            chains: None,
+            balance_api_key: crate::config::DEFAULT_BALANCE_API_KEY.to_owned(),
         })
+    }
+
+    /// The same services backed by `chains`, the balance API accepting `balance_api_key`.
+    #[must_use]
+    pub fn with_chains(mut self, chains: Option<Arc<Chains>>, balance_api_key: String) -> Self {
+        self.chains = chains;
+        self.balance_api_key = balance_api_key;
+        self
+    }
+
+    /// The chains, when `chain_id` is chain-backed.
+    pub fn chain_backed(&self, chain_id: u64) -> Option<&Chains> {
+        self.chains.as_deref().filter(|c| c.is_chain_backed(chain_id))
+    }
+
+    /// Reads the chain-backed lines of `account` in `scope` and records what arrived, under the
+    /// account's lock (nothing to do in ledger mode). Blocking.
+    ///
+    /// # Errors
+    /// 502 `CHAIN_UNAVAILABLE` naming the chain; 500 on database failures.
+    pub fn observe(&self, account: &UaAccount, scope: Scope) -> ApiResult<()> {
+        let Some(chains) = self.chains.as_deref() else {
+            return Ok(());
+        };
+        if let Scope::Line(chain_id, _) = scope
+            && !chains.is_chain_backed(chain_id)
+        {
+            return Ok(());
+        }
+        chains
+            .with_account(&account.id, || {
+                ledger_sync::observe(chains, &self.store, &self.prices, account, scope)
+            })
+            .map_err(ApiError::from)
     }
 
     /// The session of `Authorization: Bearer <jwt>`. Blocking (it may wait for the first key).

@@ -10,6 +10,7 @@ use super::Services;
 use super::api::{ApiError, ApiResult};
 use super::signer::Wallet;
 use super::sweeps::owned_account;
+use crate::chain::ledger_sync::Scope;
 use crate::store::Receipt;
 
 /// The query of `GET /v1/receipts`.
@@ -53,6 +54,8 @@ pub fn receipts(services: &Services, wallet: &Wallet, query: &ReceiptsQuery) -> 
             "\"from\" ({from}) must be less than \"to\" ({to})"
         )));
     }
+    // What arrived on a chain-backed chain is recorded when the line is read.
+    services.observe(&account, Scope::Line(chain.id(), token))?;
     let found = services
         .store
         .ua_receipts(&account.id, chain.id(), token, from, to)

@@ -2,6 +2,11 @@
 //! with the owner's signature (`send`, idempotent per quote), and asking what became of a quote
 //! (`status`). A refund is a quote with `"purpose": "refund"`: the deposit goes back on its
 //! source chain, in its own token, less the gas; it is sent and looked up like a sweep.
+//!
+//! When the source or the destination is a chain-backed chain (`docs/funding.md` §2), the
+//! balance is the chain's and a send moves the money with real transactions
+//! ([`crate::chain::transfers`]), under the account's lock; the answer then carries
+//! `sourceTxHash`, and asking for the status of a sweep that stopped half-way completes it.
 
 use alloy_primitives::{Address, B256, hex, keccak256};
 use axum::http::StatusCode;
@@ -17,6 +22,9 @@ use super::faults::SweepFaultMode;
 use super::fees::{self, MathError, QuoteInput, QuoteMath, RefundInput};
 use super::signer::{self, Wallet};
 use super::{Services, explorer};
+use crate::chain::ledger_sync::Scope;
+use crate::chain::transfers::{self, Outcome};
+use crate::chain::{Chains, SOLANA_CHAIN_ID, solana};
 use crate::describe::quote as quoted;
 use crate::store::{
     Purpose, QuoteRecord, SweepOutcome, SweepPlan, SweepRecord, UaAccount, new_tx_hash,
@@ -122,8 +130,26 @@ pub fn quote(
         }
         Purpose::Sweep | Purpose::Refund => {}
     }
+    if purpose == Purpose::Sweep
+        && let Some(chains) = services.chain_backed(dst_chain.id())
+        && chains.config().asset(dst_chain.id(), dst_token).is_none()
+    {
+        return Err(ApiError::bad_request(
+            codes::UNSUPPORTED_ROUTE,
+            format!(
+                "{dst_token} is not deployed on the local {} (a chain-backed chain)",
+                dst_chain.name()
+            ),
+        ));
+    }
     validate_address_for_chain(&dst.address, dst_chain.id())
         .map_err(|e| ApiError::invalid(format!("destination.address: {}", e.message())))?;
+    if services.chain_backed(src_chain.id()).is_some() {
+        // Money can only leave a chain-backed deposit address signed by its key; the balance
+        // is the chain's.
+        transfers::check_keys(&account, src_chain.id())?;
+        services.observe(&account, Scope::Line(src_chain.id(), src_token))?;
+    }
 
     let held = services
         .store
@@ -170,6 +196,13 @@ pub fn quote(
         }
         MathError::TooLarge => ApiError::invalid("source.rawAmount is too large to price"),
     })?;
+
+    if dst_chain.id() == SOLANA_CHAIN_ID
+        && dst_token == TokenType::SOL
+        && let Some(chains) = services.chain_backed(SOLANA_CHAIN_ID)
+    {
+        rent_exempt_delivery(chains, &dst.address, math.delivered)?;
+    }
 
     let now = time::now_ms();
     let quote_id = format!("q_{}", hex::encode(rand::random::<[u8; 16]>()));
@@ -263,6 +296,11 @@ pub fn send(services: &Services, wallet: &Wallet, request: &SendRequest) -> ApiR
     if let Some(done) = services.store.sweep(&quote.id).map_err(ApiError::internal)? {
         return Ok(sweep_body(&quote, &done));
     }
+    if let Some(chains) = on_chains(services, &quote) {
+        return chains.with_account(&account.id, || {
+            send_on_chains(services, chains, &quote, &account, Fresh::Allowed)
+        });
+    }
     let now = time::now_ms();
     if now > quote.expires_at {
         return Err(ApiError::new(
@@ -288,16 +326,7 @@ pub fn send(services: &Services, wallet: &Wallet, request: &SendRequest) -> ApiR
             transaction_id,
         },
     };
-    match services.store.execute_sweep(&quote, &plan, now).map_err(ApiError::from)? {
-        SweepOutcome::Executed(done) | SweepOutcome::AlreadySent(done) => {
-            Ok(sweep_body(&quote, &done))
-        }
-        SweepOutcome::InsufficientBalance => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            codes::INSUFFICIENT_BALANCE,
-            "the balance changed since the quote; no money moved",
-        )),
-    }
+    record(services, &quote, &plan, now)
 }
 
 /// What became of quote `quote_id`.
@@ -313,9 +342,138 @@ pub fn status(services: &Services, wallet: &Wallet, quote_id: &str) -> ApiResult
         )
     };
     let quote = services.store.quote(quote_id).map_err(ApiError::internal)?.ok_or_else(not_sent)?;
-    owned_account(services, wallet, &quote.account_id)?;
-    let done = services.store.sweep(quote_id).map_err(ApiError::internal)?.ok_or_else(not_sent)?;
-    Ok(sweep_body(&quote, &done))
+    let account = owned_account(services, wallet, &quote.account_id)?;
+    if let Some(done) = services.store.sweep(quote_id).map_err(ApiError::internal)? {
+        return Ok(sweep_body(&quote, &done));
+    }
+    // A sweep that stopped half-way on the chains is completed now: its money already moved.
+    match on_chains(services, &quote) {
+        Some(chains) => chains.with_account(&account.id, || {
+            send_on_chains(services, chains, &quote, &account, Fresh::NotSent)
+        }),
+        None => Err(not_sent()),
+    }
+}
+
+/// The chains a quote runs on, when its source or destination is chain-backed.
+fn on_chains<'a>(services: &'a Services, quote: &QuoteRecord) -> Option<&'a Chains> {
+    services.chain_backed(quote.src_chain_id).or_else(|| services.chain_backed(quote.dst_chain_id))
+}
+
+/// Whether [`send_on_chains`] may start a quote that has no legs yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fresh {
+    /// A send: yes.
+    Allowed,
+    /// A status request: no, answer 404 `NOT_SENT`.
+    NotSent,
+}
+
+/// Sends (or resumes) a quote whose source or destination is chain-backed, under the account's
+/// lock: the legs run on the chains ([`transfers::run`]), then the outcome is recorded as for a
+/// ledger sweep. A quote with legs already moved money, so it is completed whatever its expiry.
+fn send_on_chains(
+    services: &Services,
+    chains: &Chains,
+    quote: &QuoteRecord,
+    account: &UaAccount,
+    fresh: Fresh,
+) -> ApiResult {
+    let store = &services.store;
+    if let Some(done) = store.sweep(&quote.id).map_err(ApiError::internal)? {
+        return Ok(sweep_body(quote, &done));
+    }
+    let now = time::now_ms();
+    if store.chain_legs(&quote.id).map_err(ApiError::internal)?.is_empty() {
+        if fresh == Fresh::NotSent {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                codes::NOT_SENT,
+                format!("quote {} was not sent", quoted(&quote.id)),
+            ));
+        }
+        if now > quote.expires_at {
+            return Err(ApiError::new(
+                StatusCode::GONE,
+                codes::QUOTE_EXPIRED,
+                format!("quote {} expired; quote again", quote.id),
+            ));
+        }
+        match services.sweep_faults.take() {
+            Some(SweepFaultMode::Reject) => {
+                return Err(ApiError::bad_request(
+                    codes::ROUTE_FAILED,
+                    "injected fault: the route was rejected; no money moved",
+                ));
+            }
+            Some(SweepFaultMode::Fail) => {
+                let plan = SweepPlan::Fail {
+                    transaction_id: new_tx_hash(),
+                    error: "injected fault: the sweep failed; the money stays in the account"
+                        .into(),
+                };
+                return record(services, quote, &plan, now);
+            }
+            None => {}
+        }
+    }
+    match transfers::run(chains, store, &services.prices, quote, account)? {
+        Outcome::Settled(mut settlement) => {
+            settlement.explorer_url =
+                explorer::tx_url(quote.dst_chain_id, &settlement.transaction_id);
+            record(services, quote, &SweepPlan::Settle(settlement), now)
+        }
+        Outcome::CollectFailed { transaction_id, error } => {
+            let plan = SweepPlan::Fail {
+                transaction_id: transaction_id.unwrap_or_else(new_tx_hash),
+                error: format!(
+                    "the collection from the deposit address failed: {error}; the money stays \
+                     in the account"
+                ),
+            };
+            record(services, quote, &plan, now)
+        }
+        Outcome::Insufficient => Err(insufficient()),
+    }
+}
+
+/// Records the outcome of `quote` and answers it.
+fn record(services: &Services, quote: &QuoteRecord, plan: &SweepPlan, now: i64) -> ApiResult {
+    match services.store.execute_sweep(quote, plan, now).map_err(ApiError::from)? {
+        SweepOutcome::Executed(done) | SweepOutcome::AlreadySent(done) => {
+            Ok(sweep_body(quote, &done))
+        }
+        SweepOutcome::InsufficientBalance => Err(insufficient()),
+    }
+}
+
+fn insufficient() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        codes::INSUFFICIENT_BALANCE,
+        "the balance changed since the quote; no money moved",
+    )
+}
+
+/// 400 `BELOW_MINIMUM` when `delivered` lamports would open a Solana account below the
+/// rent-exempt minimum (the chain would refuse the delivery).
+fn rent_exempt_delivery(chains: &Chains, address: &str, delivered: U256) -> ApiResult<()> {
+    let chain = chains.solana()?;
+    let receiver = solana::pubkey(address).map_err(ApiError::invalid)?;
+    if chain.account_exists(&receiver)? {
+        return Ok(());
+    }
+    let minimum = chain.rent_exempt_minimum()?;
+    if delivered < U256::from(minimum) {
+        return Err(ApiError::bad_request(
+            codes::BELOW_MINIMUM,
+            format!(
+                "{address} has no Solana account yet: a delivery must be at least the \
+                 rent-exempt minimum of {minimum} lamports, not {delivered}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The account `account_id` when the session's wallet owns it.
@@ -364,6 +522,9 @@ fn sweep_body(quote: &QuoteRecord, done: &SweepRecord) -> Value {
     }
     if let Some(url) = &done.explorer_url {
         body["explorerUrl"] = json!(url);
+    }
+    if let Some(hash) = &done.source_tx_hash {
+        body["sourceTxHash"] = json!(hash);
     }
     if let Some(error) = &done.error {
         body["error"] = json!(error);

@@ -7,6 +7,7 @@
 //! method blocks; the server calls them from `spawn_blocking`.
 
 mod accounts;
+mod chain;
 mod history;
 mod import;
 mod keys;
@@ -24,12 +25,15 @@ use rusqlite::Connection;
 
 pub(crate) use accounts::new_tx_hash;
 pub use accounts::{BalanceLine, Credit, Credited, Receipt, TxRecord, UaAccount};
+pub use chain::{
+    ChainLine, Counter, Leg, LegKind, LegState, LineDelta, Observation, ObservedTransfer,
+};
 pub use keys::{StoredJwtKey, StoredWallet};
 pub use records::{
     ChainFamily, NewUser, Profile, ProjectCredentials, SessionStatus, User, Wallet, normalize_uuid,
 };
 pub use schema::SCHEMA_VERSION;
-pub use sweeps::{Purpose, QuoteRecord, SweepOutcome, SweepPlan, SweepRecord};
+pub use sweeps::{Purpose, QuoteRecord, Settlement, SweepOutcome, SweepPlan, SweepRecord};
 
 use crate::error::{Error, Result};
 

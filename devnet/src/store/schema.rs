@@ -7,9 +7,9 @@ use rusqlite::{Connection, TransactionBehavior, params};
 
 use crate::error::{Error, Result};
 
-/// The schema version this build writes and reads. Older files (versions 1 and 2) are upgraded
+/// The schema version this build writes and reads. Older files (versions 1 to 3) are upgraded
 /// in place.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Version 1. Timestamps are milliseconds since the Unix epoch; secrets are SHA-256 hashes.
 const SCHEMA_V1: &str = "
@@ -208,6 +208,48 @@ CREATE INDEX ua_transactions_by_account ON ua_transactions(account_id, seq);
 CREATE INDEX ua_transactions_by_token ON ua_transactions(account_id, chain_id, token, seq);
 ";
 
+/// Version 4 (applied on top of version 3): the chain-backed mode (`docs/funding.md` §2).
+///
+/// - `ua_sweeps.source_tx_hash`: the collection transaction of a sweep or refund whose source is
+///   a chain-backed chain.
+/// - `chain_lines`: per account, chain and token of a chain-backed chain, what turns the chain's
+///   balance into the cumulative `received`: `received = max(received, base + balance +
+///   collected + gas_paid − gas_sent)`. `base` is the line's ledger `received` when chain
+///   observation started (zero for new lines); `collected` what sweeps and refunds moved out of
+///   the deposit address; `gas_paid` (native line) the fees the address paid; `gas_sent` (native
+///   line) the gas devnet sent it; `scanned_block` (EVM tokens) the last block whose `Transfer`
+///   logs to the address were read.
+/// - `chain_legs`: the transactions of a sweep or refund in flight — `gas` (vault → deposit
+///   address), `collect` (deposit address → vault), `deliver` (vault → receiver) — each stored
+///   signed before it is broadcast (`state` `signed`), then `done` or `failed` once its receipt is
+///   known, with the line changes applied in the same transaction. A repeated send resumes from
+///   them instead of paying twice.
+const SCHEMA_V4: &str = "
+ALTER TABLE ua_sweeps ADD COLUMN source_tx_hash TEXT;
+CREATE TABLE chain_lines (
+    account_id      TEXT NOT NULL REFERENCES ua_accounts(id) ON DELETE CASCADE,
+    chain_id        INTEGER NOT NULL,
+    token           TEXT NOT NULL,
+    base            TEXT NOT NULL,
+    collected       TEXT NOT NULL,
+    gas_paid        TEXT NOT NULL,
+    gas_sent        TEXT NOT NULL,
+    scanned_block   INTEGER,
+    PRIMARY KEY (account_id, chain_id, token)
+);
+CREATE TABLE chain_legs (
+    quote_id        TEXT NOT NULL REFERENCES ua_quotes(id) ON DELETE CASCADE,
+    leg             TEXT NOT NULL CHECK (leg IN ('gas', 'collect', 'deliver')),
+    chain_id        INTEGER NOT NULL,
+    tx_hash         TEXT NOT NULL,
+    raw_tx          BLOB NOT NULL,
+    amount          TEXT NOT NULL,
+    state           TEXT NOT NULL CHECK (state IN ('signed', 'done', 'failed')),
+    created_at      INTEGER NOT NULL,
+    PRIMARY KEY (quote_id, leg)
+);
+";
+
 /// Sets the per-connection pragmas and creates (or checks) the schema.
 pub(crate) fn prepare(conn: &mut Connection) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
@@ -237,6 +279,9 @@ pub(crate) fn prepare(conn: &mut Connection) -> Result<()> {
     if found < 3 {
         tx.execute_batch(SCHEMA_V3)?;
         backfill_received(&tx)?;
+    }
+    if found < 4 {
+        tx.execute_batch(SCHEMA_V4)?;
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;
@@ -304,7 +349,10 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         conn.pragma_update(None, "user_version", 7).unwrap();
         let err = prepare(&mut conn).unwrap_err();
-        assert!(matches!(err, Error::SchemaVersion { found: 7, supported: 3 }), "{err}");
+        assert!(
+            matches!(err, Error::SchemaVersion { found: 7, supported: SCHEMA_VERSION }),
+            "{err}"
+        );
     }
 
     #[test]
@@ -422,6 +470,41 @@ mod tests {
         // Opening it again changes nothing.
         let store = Store::open(&db.0).unwrap();
         assert_eq!(store.ua_transactions("acc_1", 1, 10).unwrap().len(), 6);
+    }
+
+    #[test]
+    fn version_3_files_are_upgraded_for_the_chains() {
+        use crate::store::test_support::TempDb;
+        use crate::store::{LegKind, Store};
+
+        let db = TempDb::new();
+        {
+            // A file as a version 3 devnet left it, with one sweep.
+            let mut conn = Connection::open(&db.0).unwrap();
+            let tx = conn.transaction().unwrap();
+            tx.execute_batch(SCHEMA_V1).unwrap();
+            tx.execute_batch(SCHEMA_V2).unwrap();
+            tx.execute_batch(SCHEMA_V3).unwrap();
+            tx.execute_batch(
+                "INSERT INTO ua_accounts VALUES ('acc_1', '0xowner', '0xA', '0xa', 'S', 1);
+                 INSERT INTO ua_quotes (id, account_id, root_hash, src_chain_id, src_token,
+                     src_raw, src_price_usd, dst_chain_id, dst_token, dst_address, dst_raw,
+                     dst_price_usd, body, expires_at, created_at)
+                     VALUES ('q_1', 'acc_1', '0x01', 8453, 'USDC', '15', 1.0, 42161, 'USDC',
+                     '0xDest', '14', 1.0, '{}', 99, 2);
+                 INSERT INTO ua_sweeps VALUES ('q_1', '0xt3', 'success', NULL, NULL, '14', 3);",
+            )
+            .unwrap();
+            tx.pragma_update(None, "user_version", 3).unwrap();
+            tx.commit().unwrap();
+        }
+        let store = Store::open(&db.0).unwrap();
+        let sweep = store.sweep("q_1").unwrap().unwrap();
+        assert_eq!((sweep.transaction_id.as_str(), sweep.source_tx_hash), ("0xt3", None));
+        assert!(store.chain_legs("q_1").unwrap().iter().all(|l| l.kind != LegKind::Gas));
+        assert!(store.chain_line("acc_1", 8453, depositkit_core::TokenType::USDC).is_ok());
+        let conn = Connection::open(&db.0).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
     }
 
     #[test]

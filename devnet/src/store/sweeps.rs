@@ -2,6 +2,10 @@
 //! source chain) runs in one SQLite transaction: the source balance is debited (`received`
 //! untouched), the destination credited, the history and the sweep's outcome recorded, or
 //! nothing at all. The outcome row makes a send idempotent per quote.
+//!
+//! On a chain-backed chain the money moves on the chain first (`crate::chain::transfers`); the
+//! transaction here then only records the outcome, and touches the ledger for the sides that are
+//! not chain-backed ([`Settlement`]).
 
 use depositkit_core::{TokenType, U256};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
@@ -79,15 +83,33 @@ pub struct SweepRecord {
     pub explorer_url: Option<String>,
     /// What reached the destination (zero when failed).
     pub delivered: U256,
+    /// The collection transaction, when the source is a chain-backed chain.
+    pub source_tx_hash: Option<String>,
 }
 
 /// What executing a quote should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SweepPlan {
-    /// Move the money.
+    /// Move the money on devnet's ledger.
     Deliver { transaction_id: String, explorer_url: Option<String> },
+    /// Record a transfer made (at least in part) on the chains.
+    Settle(Settlement),
     /// Record a failed sweep; the money stays in the account.
     Fail { transaction_id: String, error: String },
+}
+
+/// How a transfer whose legs ran on the chains is recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settlement {
+    /// The delivery's transaction hash (a new random one for a delivery to the ledger).
+    pub transaction_id: String,
+    pub explorer_url: Option<String>,
+    /// The collection's transaction, when the source is chain-backed.
+    pub source_tx_hash: Option<String>,
+    /// The source is on the ledger: debit the account's balance line.
+    pub ledger_source: bool,
+    /// The destination is on the ledger: credit it there.
+    pub ledger_destination: bool,
 }
 
 /// What happened when a quote was executed.
@@ -195,35 +217,61 @@ impl Store {
             received: None,
             created_at: now,
         };
-        let record = match plan {
+        let ledger;
+        let settlement = match plan {
             SweepPlan::Deliver { transaction_id, explorer_url } => {
-                let (held, _) =
-                    balance_in(&tx, &quote.account_id, quote.src_chain_id, quote.src_token)?;
-                let Some(left) = held.checked_sub(quote.src_raw) else {
-                    return Ok(SweepOutcome::InsufficientBalance);
+                ledger = Settlement {
+                    transaction_id: transaction_id.clone(),
+                    explorer_url: explorer_url.clone(),
+                    source_tx_hash: None,
+                    ledger_source: true,
+                    ledger_destination: true,
                 };
-                set_raw_amount(&tx, &quote.account_id, quote.src_chain_id, quote.src_token, left)?;
-                let sender = account.deposit_address(quote.dst_chain_id).to_owned();
-                let credit = Credit {
-                    address: &quote.dst_address,
-                    chain_id: quote.dst_chain_id,
-                    token: quote.dst_token,
-                    raw_amount: quote.dst_raw,
-                    sender: Some(&sender),
-                    price_usd: quote.dst_price_usd,
-                };
-                credit_in(&tx, &credit, transaction_id, now)?;
-                history.id.clone_from(transaction_id);
+                Some(&ledger)
+            }
+            SweepPlan::Settle(settlement) => Some(settlement),
+            SweepPlan::Fail { .. } => None,
+        };
+        let record = match (plan, settlement) {
+            (_, Some(settlement)) => {
+                if settlement.ledger_source {
+                    let (held, _) =
+                        balance_in(&tx, &quote.account_id, quote.src_chain_id, quote.src_token)?;
+                    let Some(left) = held.checked_sub(quote.src_raw) else {
+                        return Ok(SweepOutcome::InsufficientBalance);
+                    };
+                    set_raw_amount(
+                        &tx,
+                        &quote.account_id,
+                        quote.src_chain_id,
+                        quote.src_token,
+                        left,
+                    )?;
+                }
+                if settlement.ledger_destination {
+                    let sender = account.deposit_address(quote.dst_chain_id).to_owned();
+                    let credit = Credit {
+                        address: &quote.dst_address,
+                        chain_id: quote.dst_chain_id,
+                        token: quote.dst_token,
+                        raw_amount: quote.dst_raw,
+                        sender: Some(&sender),
+                        price_usd: quote.dst_price_usd,
+                    };
+                    credit_in(&tx, &credit, &settlement.transaction_id, now)?;
+                }
+                history.id.clone_from(&settlement.transaction_id);
                 SweepRecord {
                     quote_id: quote.id.clone(),
-                    transaction_id: transaction_id.clone(),
+                    transaction_id: settlement.transaction_id.clone(),
                     status: "success".into(),
                     error: None,
-                    explorer_url: explorer_url.clone(),
+                    explorer_url: settlement.explorer_url.clone(),
                     delivered: quote.dst_raw,
+                    source_tx_hash: settlement.source_tx_hash.clone(),
                 }
             }
-            SweepPlan::Fail { transaction_id, error } => {
+            (SweepPlan::Fail { transaction_id, error }, None) => {
                 history.id.clone_from(transaction_id);
                 history.status = -1;
                 history.raw_amount = U256::ZERO;
@@ -234,14 +282,18 @@ impl Store {
                     error: Some(error.clone()),
                     explorer_url: None,
                     delivered: U256::ZERO,
+                    source_tx_hash: None,
                 }
+            }
+            (SweepPlan::Deliver { .. } | SweepPlan::Settle(_), None) => {
+                return Err(Error::invalid("plan", "a delivery without a settlement"));
             }
         };
         insert_tx(&tx, &history, &quote.account_id)?;
         tx.execute(
             "INSERT INTO ua_sweeps (quote_id, transaction_id, status, error, explorer_url,
-                 delivered, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 delivered, created_at, source_tx_hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 record.quote_id,
                 record.transaction_id,
@@ -249,7 +301,8 @@ impl Store {
                 record.error,
                 record.explorer_url,
                 record.delivered.to_string(),
-                now
+                now,
+                record.source_tx_hash
             ],
         )?;
         tx.commit()?;
@@ -260,7 +313,8 @@ impl Store {
 fn sweep_in(conn: &Connection, quote_id: &str) -> Result<Option<SweepRecord>> {
     Ok(conn
         .query_row(
-            "SELECT quote_id, transaction_id, status, error, explorer_url, delivered
+            "SELECT quote_id, transaction_id, status, error, explorer_url, delivered,
+                    source_tx_hash
              FROM ua_sweeps WHERE quote_id = ?1",
             [quote_id],
             |row| {
@@ -271,6 +325,7 @@ fn sweep_in(conn: &Connection, quote_id: &str) -> Result<Option<SweepRecord>> {
                     error: row.get(3)?,
                     explorer_url: row.get(4)?,
                     delivered: amount_at(row, 5)?,
+                    source_tx_hash: row.get(6)?,
                 })
             },
         )

@@ -10,11 +10,26 @@ use serde_json::{Value, json};
 
 use super::{Reply, TempDb, agent};
 
-/// A running devnet (fault injection on unless configured otherwise).
+/// A running devnet (fault injection on unless configured otherwise); the HTTP helpers of
+/// [`Api`] are reached through it.
 pub struct Net {
     pub devnet: RunningDevnet,
-    pub agent: ureq::Agent,
+    pub api: Api,
     pub db: TempDb,
+}
+
+/// HTTP calls to the services of a devnet at `base` (its `servicesUrl`).
+pub struct Api {
+    pub base: String,
+    pub agent: ureq::Agent,
+}
+
+impl std::ops::Deref for Net {
+    type Target = Api;
+
+    fn deref(&self) -> &Api {
+        &self.api
+    }
 }
 
 /// A user of the services: the owner address it asks JWTs for, its JWT, its intermediary
@@ -37,11 +52,14 @@ impl Net {
     pub fn start_with(configure: impl FnOnce(DevnetConfig) -> DevnetConfig) -> Self {
         let db = TempDb::new();
         let devnet = Devnet::start(configure(DevnetConfig::new(&db.0))).unwrap();
-        Net { devnet, agent: agent(), db }
+        let api = Api { base: devnet.services_url(), agent: agent() };
+        Net { devnet, api, db }
     }
+}
 
+impl Api {
     pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.devnet.services_url())
+        format!("{}{path}", self.base)
     }
 
     /// Any request; `jwt` goes into `Authorization: Bearer`.

@@ -1,0 +1,307 @@
+//! Turning chain balances into the protocol's balance lines (`docs/funding.md` §2).
+//!
+//! A line's `rawAmount` is the deposit address's balance now. Its `received` is
+//! `max(received, base + balance + collected + gas_paid − gas_sent)` ([`ChainLine::total_in`]):
+//! what left the address through devnet (collections and the gas the address paid) is added
+//! back and the gas devnet sent it taken out, so that what remains is exactly what arrived from
+//! outside. It never goes down, and each increase is recorded as `receive`s — for ERC-20 tokens
+//! one per `Transfer` log to the address when the logs add up to the increase (sender and hash
+//! from the log; a mint's sender is null), otherwise one `receive` with a null sender and an
+//! observation id as its hash.
+//!
+//! The caller holds the account's lock ([`super::Chains::with_account`]), so devnet's own
+//! transactions for the account are settled ([`super::transfers::settle_unsettled`]) before the
+//! balances are read and never run meanwhile.
+
+use alloy_primitives::Address;
+use depositkit_core::chain::solana_tx::Pubkey;
+use depositkit_core::{TokenType, U256};
+
+use super::config::{Asset, SOLANA_CHAIN_ID};
+use super::{
+    ChainError, ChainFailure, ChainResult, Chains, evm, observation_id, solana, transfers,
+};
+use crate::services::prices::Prices;
+use crate::store::{ChainLine, Observation, ObservedTransfer, Store, UaAccount};
+
+/// Which lines to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every token of every chain-backed chain.
+    All,
+    /// One token of one chain (nothing when the chain is not chain-backed).
+    Line(u64, TokenType),
+}
+
+/// Reads the account's chain-backed lines in `scope` and records what arrived. The chains are
+/// read in parallel.
+///
+/// # Errors
+/// A chain or the store failed; nothing of that chain is recorded then.
+pub fn observe(
+    chains: &Chains,
+    store: &Store,
+    prices: &Prices,
+    account: &UaAccount,
+    scope: Scope,
+) -> Result<(), ChainFailure> {
+    transfers::settle_unsettled(chains, store, account)?;
+    let wanted: Vec<(u64, Vec<TokenType>)> = match scope {
+        Scope::All => {
+            chains.chain_ids().into_iter().map(|id| (id, chains.config().tokens(id))).collect()
+        }
+        Scope::Line(chain_id, token) if chains.config().asset(chain_id, token).is_some() => {
+            vec![(chain_id, vec![token])]
+        }
+        Scope::Line(..) => Vec::new(),
+    };
+    let lines: Vec<(u64, Vec<(TokenType, ChainLine)>)> = wanted
+        .into_iter()
+        .map(|(chain_id, tokens)| {
+            let lines = tokens
+                .into_iter()
+                .map(|token| Ok((token, store.chain_line(&account.id, chain_id, token)?)))
+                .collect::<Result<Vec<_>, crate::error::Error>>()?;
+            Ok((chain_id, lines))
+        })
+        .collect::<Result<_, crate::error::Error>>()?;
+    let readings: Vec<ChainResult<Vec<Observation>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = lines
+            .iter()
+            .map(|(chain_id, lines)| {
+                scope.spawn(move || read_chain(chains, prices, account, *chain_id, lines))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(&lines)
+            .map(|(handle, (chain_id, _))| {
+                handle
+                    .join()
+                    .unwrap_or_else(|_| Err(ChainError::new(*chain_id, "reading panicked")))
+            })
+            .collect()
+    });
+    let mut first_error = None;
+    for reading in readings {
+        match reading {
+            Ok(observations) => {
+                for observation in observations {
+                    store.record_observation(&observation)?;
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+/// The observations of one chain whose balance, `received` or scanned block changed.
+fn read_chain(
+    chains: &Chains,
+    prices: &Prices,
+    account: &UaAccount,
+    chain_id: u64,
+    lines: &[(TokenType, ChainLine)],
+) -> ChainResult<Vec<Observation>> {
+    let config = chains.config();
+    let mut observations = Vec::new();
+    if chain_id == SOLANA_CHAIN_ID {
+        let chain = chains.solana()?;
+        let owner: Pubkey = solana::pubkey(&account.solana_address).map_err(|e| chain.fail(e))?;
+        for (token, line) in lines {
+            let Some(asset) = config.asset(chain_id, *token) else { continue };
+            let balance = chain.balance(&owner, asset)?;
+            observations.extend(observation(
+                account,
+                chain_id,
+                *token,
+                line,
+                balance,
+                None,
+                prices,
+                Vec::new,
+            ));
+        }
+        return Ok(observations);
+    }
+    let chain = chains.evm(chain_id)?;
+    let owner: Address = evm::address(&account.evm_address).map_err(|e| chain.fail(e))?;
+    // One block for every read of the chain: the balances and the logs agree.
+    let block = chain.block_number()?;
+    for (token, line) in lines {
+        let Some(asset) = config.asset(chain_id, *token) else { continue };
+        let balance = chain.balance(owner, asset, Some(block))?;
+        let from_block = line.scanned_block.map_or(0, |b| b.saturating_add(1));
+        let logs = match asset {
+            Asset::Token(token_config) if line.total_in(balance) > line.received => {
+                let contract = evm::address(&token_config.address).map_err(|e| chain.fail(e))?;
+                chain.incoming(contract, owner, from_block, block)?
+            }
+            _ => Vec::new(),
+        };
+        let scanned = matches!(asset, Asset::Token(_)).then_some(block);
+        let transfers = || {
+            logs.iter()
+                .map(|log| ObservedTransfer {
+                    tx_hash: log.tx_hash.to_string(),
+                    // A mint comes from the zero address: there is no sender to refund.
+                    sender: (!log.from.is_zero()).then(|| log.from.to_checksum(None)),
+                    raw_amount: log.value,
+                })
+                .collect()
+        };
+        observations.extend(observation(
+            account, chain_id, *token, line, balance, scanned, prices, transfers,
+        ));
+    }
+    Ok(observations)
+}
+
+/// The observation of one line, or `None` when nothing changed. `transfers` are the incoming
+/// transfers found, used when they add up to the increase of `received`.
+#[allow(clippy::too_many_arguments)]
+fn observation(
+    account: &UaAccount,
+    chain_id: u64,
+    token: TokenType,
+    line: &ChainLine,
+    balance: U256,
+    scanned_block: Option<u64>,
+    prices: &Prices,
+    transfers: impl FnOnce() -> Vec<ObservedTransfer>,
+) -> Option<Observation> {
+    let received = line.received.max(line.total_in(balance));
+    let increase = received - line.received;
+    let transfers = if increase.is_zero() {
+        Vec::new()
+    } else {
+        let found = transfers();
+        let sum = found.iter().fold(U256::ZERO, |sum, t| sum.saturating_add(t.raw_amount));
+        if sum == increase {
+            found
+        } else {
+            vec![ObservedTransfer { tx_hash: observation_id(), sender: None, raw_amount: increase }]
+        }
+    };
+    let unchanged = increase.is_zero()
+        && balance == line.balance
+        && (scanned_block.is_none() || scanned_block == line.scanned_block);
+    if unchanged {
+        return None;
+    }
+    Some(Observation {
+        account_id: account.id.clone(),
+        chain_id,
+        token,
+        balance,
+        received,
+        transfers,
+        scanned_block,
+        price_usd: prices.usd(token),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn account() -> UaAccount {
+        UaAccount {
+            id: "acc_1".into(),
+            owner: "0xowner".into(),
+            evm_address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed".into(),
+            solana_address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".into(),
+        }
+    }
+
+    fn transfer(hash: &str, amount: u64) -> ObservedTransfer {
+        ObservedTransfer { tx_hash: hash.into(), sender: None, raw_amount: U256::from(amount) }
+    }
+
+    #[test]
+    fn received_counts_only_new_money() {
+        let prices = Prices::default();
+        let line = ChainLine {
+            received: U256::from(100u64),
+            balance: U256::from(40u64),
+            collected: U256::from(60u64),
+            ..ChainLine::default()
+        };
+        // Unchanged: nothing to record.
+        let none = observation(
+            &account(),
+            8453,
+            TokenType::USDC,
+            &line,
+            U256::from(40u64),
+            None,
+            &prices,
+            Vec::new,
+        );
+        assert!(none.is_none());
+        // 25 more arrived, in two logs that add up.
+        let seen = observation(
+            &account(),
+            8453,
+            TokenType::USDC,
+            &line,
+            U256::from(65u64),
+            Some(9),
+            &prices,
+            || vec![transfer("0xa", 5), transfer("0xb", 20)],
+        )
+        .unwrap();
+        assert_eq!(seen.received, U256::from(125u64));
+        assert_eq!(seen.transfers, [transfer("0xa", 5), transfer("0xb", 20)]);
+        // Logs that do not add up: one receive of the increase.
+        let seen = observation(
+            &account(),
+            8453,
+            TokenType::USDC,
+            &line,
+            U256::from(65u64),
+            Some(9),
+            &prices,
+            || vec![transfer("0xa", 5)],
+        )
+        .unwrap();
+        assert_eq!(seen.transfers.len(), 1);
+        assert_eq!(seen.transfers[0].raw_amount, U256::from(25u64));
+        assert_eq!(seen.transfers[0].sender, None);
+        // Gas devnet sent is not money received; a lower balance lowers nothing.
+        let gas = ChainLine { gas_sent: U256::from(7u64), ..line };
+        let seen = observation(
+            &account(),
+            8453,
+            TokenType::ETH,
+            &gas,
+            U256::from(47u64),
+            None,
+            &prices,
+            Vec::new,
+        )
+        .unwrap();
+        assert_eq!((seen.received, seen.transfers.len()), (U256::from(100u64), 0));
+        let seen = observation(
+            &account(),
+            8453,
+            TokenType::ETH,
+            &line,
+            U256::from(10u64),
+            None,
+            &prices,
+            Vec::new,
+        )
+        .unwrap();
+        assert_eq!(
+            (seen.received, seen.balance, seen.transfers.len()),
+            (U256::from(100u64), U256::from(10u64), 0)
+        );
+    }
+}
