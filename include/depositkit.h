@@ -1,9 +1,10 @@
 // depositkit: the C interface of depositkit-core: the validation layer (chains, tokens, units
 // and address checks), the user-lookup client (depositkit_user_rpc_client), the deposit client
 // (depositkit_deposit_client: deposit addresses, watcher, sweeper, lifecycle events, refunds,
-// recovery of stuck funds, notification records, transaction history) and, in builds with the
-// cargo feature `devnet` (the default), the devnet emulator of the remote services in process
-// (depositkit_devnet; define DEPOSITKIT_DEVNET before including this header to declare it).
+// recovery of stuck funds, notification records, transaction history, funding from the user's
+// wallet, the fiat onramp) and, in builds with the cargo feature `devnet` (the default), the
+// devnet emulator of the remote services in process (depositkit_devnet; define
+// DEPOSITKIT_DEVNET before including this header to declare it).
 //
 // Link against libdepositkit.so (or libdepositkit.a with -lpthread -ldl -lm) and include only
 // this header. It compiles as C11 and as C++.
@@ -46,7 +47,10 @@
 // and run on a thread the library owns (one event dispatcher per deposit client), one at a time
 // per client, never on the caller's thread. They may call back into the library, and must not
 // unwind or longjmp. Their pointer arguments are valid only during the call. A registration's
-// user_data_free is called exactly once, when the registration is dropped.
+// user_data_free is called exactly once, when the registration is dropped. Host providers
+// (depositkit_provider_fn: funding wallets, balance provider) follow the same rules, run on a
+// worker of the library's runtime while the call that needs them waits, and answer through a
+// reply handle that is valid only during the call.
 
 
 #ifndef DEPOSITKIT_H
@@ -315,6 +319,25 @@ typedef struct depositkit_deposit_client depositkit_deposit_client;
 typedef struct depositkit_devnet depositkit_devnet;
 #endif
 
+// The balances of the funding wallets, as `depositkit_deposit_client_wallet_balances` found
+// them: an immutable list, tied to the client that issued it.
+//
+// Opaque: read with `depositkit_funding_balances_len` and `depositkit_funding_balances_get`,
+// pass an entry (by index) to `depositkit_deposit_client_fund_from_wallet` of the same client,
+// release with `depositkit_funding_balances_free`. Thread-safe: any number of threads may read
+// one list at once; free it once, after every call using it has returned. It does not keep the
+// client alive, and stays readable after the client is freed.
+typedef struct depositkit_funding_balances depositkit_funding_balances;
+
+// The answer slot of one request to a host provider, handed to a `depositkit_provider_fn`.
+//
+// Opaque: never dereference it. It is valid only until the callback it was given to returns,
+// and it takes exactly one answer: `depositkit_provider_reply_result` or
+// `depositkit_provider_reply_error`. Using it after the callback returned, or answering it
+// twice, is not undefined behaviour: the call fails with `DEPOSITKIT_STATUS_INVALID_ARGUMENT`
+// and changes nothing.
+typedef struct depositkit_provider_reply depositkit_provider_reply;
+
 // A client of the user-lookup service, bound to one service URL and one project.
 //
 // Opaque: created by `depositkit_user_rpc_client_new`, used through a
@@ -396,6 +419,40 @@ typedef void (*depositkit_user_data_free)(void *user_data);
 typedef int (*depositkit_notifications_callback)(void *user_data,
                                                  const char *records_json,
                                                  size_t records_json_len);
+
+// A host provider: an EVM wallet (EIP-1193), a Solana wallet (Phantom's shape) or a balance
+// provider, set with `depositkit_deposit_client_set_evm_wallet_provider`,
+// `depositkit_deposit_client_set_solana_wallet_provider` or
+// `depositkit_deposit_client_set_balance_provider`.
+//
+// Called with the `user_data` given when it was set, the request's `method` (e.g.
+// `"eth_sendTransaction"`, `"connect"`, `"getWalletBalances"`) and its parameters as JSON
+// (`params_json`: an array for EVM methods, an object for Solana and balance methods; see
+// `docs/funding.md`, section 4). Both strings are NUL-terminated UTF-8, borrowed: valid only
+// during the call.
+//
+// Before returning, the callback answers exactly once through `reply`:
+// `depositkit_provider_reply_result(reply, "<result as JSON>")`, or
+// `depositkit_provider_reply_error(reply, code, "message")` with an EIP-1193 code (4001: the
+// user rejected the request, 4100: unauthorized, 4902: unknown chain; any other code is a
+// failure). The answer may come from another thread, as long as the callback has not returned
+// yet. A callback that returns without a valid answer fails the request (an RPC failure).
+// `reply` is valid only until the callback returns.
+//
+// Threads: the callback runs on a thread owned by the library (a worker of its runtime's
+// blocking pool) while a call such as `depositkit_deposit_client_fund_from_wallet` waits for
+// it; never on the thread that made that call, and never twice at once for the same provider
+// (two providers may be called at the same time). It may call the non-blocking depositkit
+// functions; the blocking ones of a deposit client fail there with
+// `DEPOSITKIT_STATUS_INTERNAL` (they must be called from the host's own threads). The calling
+// operation waits for the callback up to its `callTimeoutMs`, so it should return promptly.
+//
+// A callback must not unwind (a C++ exception) or `longjmp` out of the call: that is undefined
+// behaviour.
+typedef void (*depositkit_provider_fn)(void *user_data,
+                                       const char *method,
+                                       const char *params_json,
+                                       depositkit_provider_reply *reply);
 
 #ifdef __cplusplus
 extern "C" {
@@ -908,7 +965,14 @@ const char *depositkit_client_status_str(uint32_t status);
 // - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
 //   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
 // - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`;
-// - `funding`, `onramp`: validated and kept (their behaviour comes later);
+// - `funding`: `{"enabled": true, "balanceProvider": "rpc", "evmRpcUrls": {"8453":
+//   "http://..."}, "solanaRpcUrl": ..., "apiKey": ..., "proxyUrl": ..., "balanceApiUrl": ...,
+//   "minValueUSD": ...}` (every field optional; default off): funding deposits from the user's
+//   own wallet (`depositkit_deposit_client_set_evm_wallet_url`,
+//   `depositkit_deposit_client_wallet_balances`, `depositkit_deposit_client_fund_from_wallet`);
+// - `onramp`: `{"enabled": true, "apiKey": ..., "mode": "overlay", "fiatCurrency": "USD",
+//   "defaultFiatAmount": ..., "paymentMode": ..., "widgetUrl": ...}` (every field optional;
+//   default off): the fiat onramp (`depositkit_deposit_client_open_onramp`);
 // - `minPollingIntervalMs` (default 2000): **a knob for tests and devnet only**, it may only
 //   lower the smallest `pollingIntervalMs` accepted, so that tests poll every few milliseconds.
 //
@@ -936,8 +1000,9 @@ depositkit_status depositkit_deposit_client_new(const char *config_json,
                                                 const depositkit_deposit_client **out_client);
 
 // Closes a client (as `depositkit_deposit_client_close` does) and releases it. Every
-// subscription's `user_data_free` has been called when this returns, except for a callback
-// still running on the dispatcher (it is released when that call returns).
+// subscription's and host provider's `user_data_free` has been called when this returns,
+// except for a callback still running on the dispatcher or a provider call still running on a
+// library thread (each is released when that call returns).
 //
 // NULL is accepted and ignored. May be called on any thread, once, after every call using the
 // client has returned; it waits at most about 5 s (for the event dispatcher). Does not change
@@ -951,14 +1016,16 @@ void depositkit_deposit_client_free(const depositkit_deposit_client *client);
 // Stops the client: the watcher and the sweeper stop (a sweep under way is abandoned: its money
 // is either delivered or still in the account, where a new client finds it), the dispatcher
 // delivers the events already queued to the callbacks for at most 5 s, then every
-// subscription is dropped (calling its `user_data_free`). The status becomes
-// `DEPOSITKIT_CLIENT_STATUS_IDLE`.
+// subscription is dropped (calling its `user_data_free`), and so is every host provider
+// (funding wallets and balance provider, as `depositkit_deposit_client_clear_funding_wallet`
+// does). The status becomes `DEPOSITKIT_CLIENT_STATUS_IDLE`.
 //
 // Idempotent. Afterwards every call on the client fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK`
 // ("the client is closed"), except the getters (`_status`, `_get_destination`,
 // `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_refund_result`,
 // `_refund_config`, `_is_recovering`, `_notifications`, `_dismiss_notification`,
-// `_notifications_config`, `_dropped_events`, `_callback_errors`), `_unsubscribe`, and
+// `_notifications_config`, `_dropped_events`, `_callback_errors`, `_last_onramp_order`),
+// `_unsubscribe`, `_clear_funding_wallet`, and
 // `_next_event`, which still hands out the events left in the queue. A refund or recovery
 // under way is abandoned like a sweep: the money is either moved or still in the account.
 // The handle must still be freed with `depositkit_deposit_client_free`.
@@ -1232,7 +1299,13 @@ depositkit_status depositkit_deposit_client_sweep_result(const depositkit_deposi
 //   `"success"`, `"failed"` or `"skipped"`;
 // - `{"type": "recovery:result", "payload": {...}}`: one asset of
 //   `depositkit_deposit_client_recover_funds` is done; the payload is a RecoveryResult
-//   (described there).
+//   (described there);
+// - `{"type": "onramp:<name>", "payload": {...}}` (`<name>` one of `widget_opened`,
+//   `order_created`, `order_processing`, `order_completed`, `order_failed`, `widget_closed`):
+//   the onramp widget posted a message (`depositkit_deposit_client_handle_onramp_message`);
+//   the payload is the message's `data`;
+// - `{"type": "onramp:complete", "payload": {...}}`: an onramp order completed; the payload is
+//   the OnrampOrder (described at `depositkit_deposit_client_handle_onramp_message`).
 //
 // New types may be added: ignore the ones you do not know.
 //
@@ -1774,13 +1847,482 @@ depositkit_status depositkit_deposit_client_get_transaction(const depositkit_dep
                                                             const char *transaction_id,
                                                             char **out_json);
 
+// Answers a provider request with its result (see `depositkit_provider_fn`).
+//
+// `result_json` is the method's result as JSON text, copied before this returns: e.g.
+// `"\"0x2105\""` for `eth_chainId`, `"[\"0xf39f...\"]"` for `eth_accounts`, `"null"` for a
+// method without a result, `"{\"publicKey\": \"...\"}"` for Solana's `connect`.
+//
+// Returns:
+// - `DEPOSITKIT_STATUS_OK`: the request has its answer;
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `reply` is not pending (its callback already
+//   returned: a reply handle lives only during its callback) or was already answered, or when
+//   `result_json` is not valid JSON (the message says which; the request then stays
+//   unanswered and may still be answered);
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `reply` or `result_json` is NULL;
+//   `DEPOSITKIT_STATUS_INVALID_UTF8` when `result_json` is not UTF-8.
+//
+// Does not block. Thread-safe: may be called on any thread while the callback runs.
+//
+// # Safety
+// `reply` may be any value (it is never dereferenced); `result_json` must be NULL or a
+// NUL-terminated string.
+depositkit_status depositkit_provider_reply_result(depositkit_provider_reply *reply,
+                                                   const char *result_json);
+
+// Answers a provider request with an error (see `depositkit_provider_fn`).
+//
+// `code` is an EIP-1193 code: 4001 when the user rejected the request (a transfer then fails
+// with `DEPOSITKIT_STATUS_FUNDING` and "rejected by the wallet (4001): <message>"), 4100
+// unauthorized, 4902 unknown chain; any other code (a JSON-RPC code, a node's) is a failure
+// of the wallet. `message` (NULL: none) says why in words; it is copied before this returns.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `reply` is not
+// pending (its callback already returned) or was already answered;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `reply` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`
+// when `message` is not UTF-8. Does not block. Thread-safe: may be called on any thread while
+// the callback runs.
+//
+// # Safety
+// `reply` may be any value (it is never dereferenced); `message` must be NULL or a
+// NUL-terminated string.
+depositkit_status depositkit_provider_reply_error(depositkit_provider_reply *reply,
+                                                  int64_t code,
+                                                  const char *message);
+
+// Sets the EVM funding wallet to a JSON-RPC node that holds the wallet's unlocked account
+// (anvil's development accounts, a local node): requests go to `url`, and
+// `wallet_switchEthereumChain` moves to the chain's entry of `funding.evmRpcUrls`. Replaces
+// the EVM wallet set before (a provider set with
+// `depositkit_deposit_client_set_evm_wallet_provider` is released: its `user_data_free` is
+// called).
+//
+// `address` (NULL: asked from the node with `eth_accounts` on first use) is the account to
+// send from. A funding wallet is never the owner or signer of the deposit account: it only
+// sends money to the deposit addresses.
+//
+// The URL may hold an API key in its path: depositkit never logs it. Nothing is sent now.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when funding is not
+// enabled (`"funding": {"enabled": true}` in the configuration) or `url` is not an http(s)
+// URL; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `address` is not an EVM address (the message
+// quotes it); `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or `url` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8`. On failure the wallet set before stays.
+//
+// Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `url` and
+// `address` must be NULL or NUL-terminated strings.
+depositkit_status depositkit_deposit_client_set_evm_wallet_url(const depositkit_deposit_client *client,
+                                                               const char *url,
+                                                               const char *address);
+
+// Sets the EVM funding wallet to a host provider: an EIP-1193 wallet behind `provider` (see
+// `depositkit_provider_fn`). depositkit asks it `eth_requestAccounts`, `eth_accounts`,
+// `wallet_requestPermissions`, `eth_chainId`, `wallet_switchEthereumChain`, `eth_gasPrice`,
+// `eth_estimateGas`, `eth_getBalance`, `eth_call`, `eth_sendTransaction` and
+// `eth_getTransactionReceipt` (receipts and reads may go to `funding.evmRpcUrls` instead).
+// Replaces the EVM wallet set before (releasing a previous provider's `user_data`).
+//
+// `address` (NULL: the wallet's first `eth_accounts` entry, asked on first use, or the one
+// `depositkit_deposit_client_connect_evm_wallet` picks) is the account to send from.
+//
+// On success the library owns `user_data`: `user_data_free` (if not NULL) is called with it
+// exactly once, when the provider is dropped (replaced by another EVM wallet, cleared with
+// `depositkit_deposit_client_clear_funding_wallet`, or the client closed or freed), on the
+// thread doing that (or, when a call of the provider is running at that moment, on that call's
+// thread once it returns), never while a call of `provider` runs and never while the library
+// holds a lock. On failure nothing is set and `user_data_free` is not called (`user_data`
+// stays the caller's).
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when funding is not
+// enabled; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `address` is not an EVM address;
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`
+// when `client` or `provider` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Does not block; nothing is asked of the wallet now. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `address` must
+// be NULL or a NUL-terminated string. `provider` must follow the rules of
+// `depositkit_provider_fn`; `user_data` (which may be NULL) must stay valid for it until
+// `user_data_free` is called (or, without `user_data_free`, until the provider is dropped) and
+// may be used on the library's threads; `user_data_free` must be safe to call on any thread
+// and must not unwind or `longjmp`.
+depositkit_status depositkit_deposit_client_set_evm_wallet_provider(const depositkit_deposit_client *client,
+                                                                    depositkit_provider_fn provider,
+                                                                    void *user_data,
+                                                                    depositkit_user_data_free user_data_free,
+                                                                    const char *address);
+
+// Sets the Solana funding wallet to a host provider with Phantom's shape (see
+// `depositkit_provider_fn`): depositkit asks it `connect` (answer `{"publicKey":
+// "<base58>"}`) and `signAndSendTransaction` with `{"transaction": "<base64 of the unsigned
+// transaction depositkit built>", "encoding": "base64"}` (answer `{"signature": "<base58>"}`
+// or the bare signature string). Blockhashes, balances and confirmations come from
+// `funding.solanaRpcUrl`. Replaces the Solana wallet set before (releasing its `user_data`).
+//
+// `address` (NULL: known after `depositkit_deposit_client_connect_solana_wallet`) is the
+// wallet's public key, base58.
+//
+// Ownership of `user_data` and the calls of `user_data_free` are as for
+// `depositkit_deposit_client_set_evm_wallet_provider` (replaced by another Solana wallet,
+// cleared, or the client closed or freed).
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when funding is not
+// enabled; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `address` is not a Solana address;
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT`
+// when `client` or `provider` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Does not block. Thread-safe.
+//
+// # Safety
+// As for `depositkit_deposit_client_set_evm_wallet_provider`.
+depositkit_status depositkit_deposit_client_set_solana_wallet_provider(const depositkit_deposit_client *client,
+                                                                       depositkit_provider_fn provider,
+                                                                       void *user_data,
+                                                                       depositkit_user_data_free user_data_free,
+                                                                       const char *address);
+
+// Sets (or, with `provider` NULL, removes) the host's balance provider, the first source of
+// `depositkit_deposit_client_wallet_balances` when set (ahead of `funding.balanceProvider:
+// "rpc"`, `apiKey`, `proxyUrl` and the hosted default; `docs/funding.md`, section 3).
+//
+// depositkit calls it with method `"getWalletBalances"` and params `{"evmAddress": "0x..." |
+// null, "solanaAddress": "..." | null, "chainIds": [1, 56, 8453, 42161, 101]}`; it answers the
+// balances array `[{"chainId": 8453, "token": "USDC", "tokenAddress": "0x..." | null,
+// "decimals": 6, "rawAmount": "25000000", "priceUSD": 1.0 | null, "valueUSD": 25.0 | null}]`
+// (or `{"balances": [...]}`).
+//
+// Ownership of `user_data` and the calls of `user_data_free` are as for
+// `depositkit_deposit_client_set_evm_wallet_provider` (replaced by another balance provider,
+// removed, or the client closed or freed). With `provider` NULL, `user_data` and
+// `user_data_free` are ignored.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`. `provider`,
+// `user_data` and `user_data_free` follow the rules of
+// `depositkit_deposit_client_set_evm_wallet_provider`.
+depositkit_status depositkit_deposit_client_set_balance_provider(const depositkit_deposit_client *client,
+                                                                 depositkit_provider_fn provider,
+                                                                 void *user_data,
+                                                                 depositkit_user_data_free user_data_free);
+
+// Forgets both funding wallets (EVM and Solana; the balance provider stays). Their providers
+// are released: `user_data_free` is called for each host provider, as described at
+// `depositkit_deposit_client_set_evm_wallet_provider`. Funding operations then fail with
+// `DEPOSITKIT_STATUS_FUNDING` ("no EVM wallet is connected") until a wallet is set again.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL.
+// Works on a closed client too. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
+depositkit_status depositkit_deposit_client_clear_funding_wallet(const depositkit_deposit_client *client);
+
+// Connects the EVM funding wallet (`eth_requestAccounts`; a wallet may prompt its user): the
+// first account becomes the wallet's address, used by later transfers and balance reads.
+//
+// On success `*out_address` is a new string owned by the caller (free it with
+// `depositkit_string_free`): that account, as the wallet spelled it. On failure it is not
+// written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_FUNDING` when no EVM wallet is set ("no EVM wallet is connected"), the
+//   wallet rejected the request ("rejected by the wallet (4001): ..."), failed it, or answered
+//   no account or an invalid one;
+// - `DEPOSITKIT_STATUS_CONFIGURATION` when funding is not enabled;
+// - `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the
+//   client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL.
+//
+// Blocks the calling thread while the wallet answers (up to `callTimeoutMs`); calls the
+// provider on a library thread. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_address`
+// must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_connect_evm_wallet(const depositkit_deposit_client *client,
+                                                               char **out_address);
+
+// The EVM funding wallet's accounts (`eth_accounts`, no prompt).
+//
+// On success `*out_accounts_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array of addresses, `["0xf39F..."]` (empty when the
+// wallet shares none). On failure it is not written.
+//
+// Returns as `depositkit_deposit_client_connect_evm_wallet`. Blocks while the wallet answers.
+// Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_accounts_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_evm_accounts(const depositkit_deposit_client *client,
+                                                         char **out_accounts_json);
+
+// Lets the user pick the EVM wallet's accounts again (`wallet_requestPermissions
+// [{"eth_accounts": {}}]`, then `eth_accounts`); the first account becomes the wallet's
+// address.
+//
+// On success `*out_accounts_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the JSON array of the accounts now shared. On failure it is not
+// written.
+//
+// Returns as `depositkit_deposit_client_connect_evm_wallet`. Blocks while the wallet answers.
+// Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_accounts_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_prompt_evm_account_selection(const depositkit_deposit_client *client,
+                                                                         char **out_accounts_json);
+
+// Connects the Solana funding wallet (Phantom's `connect`; a wallet may prompt its user): its
+// public key becomes the wallet's address.
+//
+// On success `*out_address` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the public key, base58. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_FUNDING` when no Solana wallet is set,
+// the wallet rejected or failed the request, or answered no valid public key; otherwise as
+// `depositkit_deposit_client_connect_evm_wallet`. Blocks while the wallet answers.
+// Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_address`
+// must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_connect_solana_wallet(const depositkit_deposit_client *client,
+                                                                  char **out_address);
+
+// Reads the balances of the funding wallets (spec `getWalletBalances`) from the first source
+// configured: the host's balance provider (`depositkit_deposit_client_set_balance_provider`),
+// else `funding.balanceProvider: "rpc"` (the chains' nodes at `funding.evmRpcUrls` and
+// `funding.solanaRpcUrl`), else `funding.apiKey` (the balance API), else `funding.proxyUrl`,
+// else the hosted proxy. The addresses asked for are the EVM wallet's (its address, or its
+// first `eth_accounts` entry) and the Solana wallet's (once known). Only the five funding
+// chains (Ethereum, BNB Chain, Base, Arbitrum, Solana) and known tokens are kept, with a
+// positive amount and, when priced, a value of at least `funding.minValueUSD`.
+//
+// On success `*out_balances` is a new list owned by the caller (release it with
+// `depositkit_funding_balances_free`; it may be empty). Each entry, read with
+// `depositkit_funding_balances_get`, is
+//
+// ```json
+// {"chainId": 8453, "token": "USDC", "tokenAddress": "0x8335...", "decimals": 6,
+//  "rawAmount": "25000000", "priceUSD": 1.0, "valueUSD": 25.0, "amount": "25",
+//  "walletAddress": "0xf39f...", "source": "rpc"}
+// ```
+//
+// (`tokenAddress` null for the chain's native asset; `priceUSD`/`valueUSD` null when the
+// source did not price it; `source` one of `"balanceProvider"`, `"rpc"`, `"apiKey"`,
+// `"proxyUrl"`, `"hosted"`). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_FUNDING` when no wallet is set, or the source failed (the message names
+//   the source, never a key);
+// - `DEPOSITKIT_STATUS_CONFIGURATION` when funding is not enabled;
+// - `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the
+//   client is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL.
+//
+// Blocks the calling thread while the source answers (up to `callTimeoutMs`). Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_balances`
+// must be NULL or point to a writable `const depositkit_funding_balances *`.
+depositkit_status depositkit_deposit_client_wallet_balances(const depositkit_deposit_client *client,
+                                                            const depositkit_funding_balances **out_balances);
+
+// The number of entries of a balances list; 0 when `balances` is NULL. Never fails; does not
+// change the last error. Thread-safe.
+//
+// # Safety
+// `balances` must be NULL or a live list from `depositkit_deposit_client_wallet_balances`.
+size_t depositkit_funding_balances_len(const depositkit_funding_balances *balances);
+
+// Entry `index` of a balances list, as JSON (the shape is described at
+// `depositkit_deposit_client_wallet_balances`).
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `index` is not
+// below `depositkit_funding_balances_len` (the message names both);
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `balances` or `out_json` is NULL. Does not block.
+// Thread-safe.
+//
+// # Safety
+// `balances` must be NULL or a live list from `depositkit_deposit_client_wallet_balances`;
+// `out_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_funding_balances_get(const depositkit_funding_balances *balances,
+                                                  size_t index,
+                                                  char **out_json);
+
+// Releases a balances list. NULL is accepted and ignored. May be called on any thread, once,
+// after every call using the list has returned; before or after the client is freed. Does not
+// change the last error.
+//
+// # Safety
+// `balances` must be NULL or a list from `depositkit_deposit_client_wallet_balances` that has
+// not been freed yet and that no other thread is using; after this call it must not be used
+// again.
+void depositkit_funding_balances_free(const depositkit_funding_balances *balances);
+
+// Sends money from a funding wallet to the client's deposit address (spec `fundFromWallet`):
+// entry `index` of `balances` (from this client's `depositkit_deposit_client_wallet_balances`)
+// says which wallet, chain and token. The watcher then detects the transfer and sweeps it like
+// any deposit (with `"deposit:lifecycle"` events).
+//
+// `raw_amount` is the amount in the token's smallest units as a decimal string (`"5000000"`
+// is 5 USDC on Base); NULL sends the most it can: the whole token balance, or for the native
+// asset the balance less the gas.
+//
+// EVM: the wallet is switched to the balance's chain when needed; the gas price is
+// `eth_gasPrice` x 1.25; a native transfer uses 21,000 gas, an ERC-20 `transfer` the
+// estimate x 1.2, and the wallet's native balance must cover the gas. The transaction is sent
+// with `eth_sendTransaction` through the wallet and its receipt awaited. Solana: a system
+// transfer, or `TransferChecked` (creating the deposit address's token account when missing),
+// signed and sent by the wallet and confirmed. Nothing is sent when a check fails; nothing is
+// lost when the wallet rejects.
+//
+// On success `*out_result_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`):
+//
+// ```json
+// {"txHash": "0x...", "chainId": 8453, "token": "USDC", "rawAmount": "5000000",
+//  "amount": "5", "from": "0xf39f...", "to": "0x<deposit address>"}
+// ```
+//
+// On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_FUNDING` (502) saying why: `"insufficient gas: ..."` (naming the need
+//   and the holding), `"insufficient funds: ..."`, `"rejected by the wallet (4001): ..."`,
+//   `"RPC failure on <chain>: ..."`, `"transaction <hash> reverted"`, or no wallet set for
+//   the balance's chain family;
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `index` is out of range, `balances` was issued
+//   by another client, or `raw_amount` is not a decimal integer (or is zero or too large; the
+//   message quotes it);
+// - `DEPOSITKIT_STATUS_CONFIGURATION` when funding is not enabled or the client is not
+//   initialized; `DEPOSITKIT_STATUS_TIMEOUT` after `callTimeoutMs` (a transaction already sent
+//   may still land); `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+//   `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `balances` or `out_result_json` is NULL;
+//   `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks the calling thread until the transfer is confirmed (up to `callTimeoutMs`); calls the
+// wallet's provider on a library thread. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `balances` must
+// be NULL or a live list from `depositkit_deposit_client_wallet_balances`; `raw_amount` must
+// be NULL or a NUL-terminated string; `out_result_json` must be NULL or point to a writable
+// `char *`.
+depositkit_status depositkit_deposit_client_fund_from_wallet(const depositkit_deposit_client *client,
+                                                             const depositkit_funding_balances *balances,
+                                                             size_t index,
+                                                             const char *raw_amount,
+                                                             char **out_result_json);
+
+// The onramp widget URL for the host to open (in a browser, a web view, an iframe), buying
+// crypto delivered to the client's destination:
+//
+// `{widgetUrl}?partnerKey=...&walletAddress=<destination address>&network=<ethereum|bsc|base|arbitrum|solana>&cryptoCurrency=<token>&fiatCurrency=<fiatCurrency>[&fiatAmount=...][&paymentMethod=...]&mode=<overlay|redirect>&partnerOrderId=<id>`
+//
+// The token is the destination token when the onramp sells it on the destination chain
+// (`depositkit_is_onramp_token_supported`), else USDC. Options come from the `onramp`
+// configuration (`{"enabled": true, "apiKey": ..., "mode": "overlay" | "redirect",
+// "fiatCurrency": "USD", "defaultFiatAmount": ..., "paymentMode": ..., "widgetUrl": ...}`).
+//
+// `fiat_amount` is the amount to pre-fill, as a decimal string in the fiat currency
+// (`"100"`, `"49.99"`); NULL uses `onramp.defaultFiatAmount` (or none).
+//
+// On success `*out_url` is a new string owned by the caller (free it with
+// `depositkit_string_free`). It carries the partner key: depositkit never logs it, and the
+// host should not either. On failure it is not written.
+//
+// In overlay mode, forward each message the widget posts to
+// `depositkit_deposit_client_handle_onramp_message`.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` when the onramp is not
+// enabled, or the destination chain is not served (X Layer);
+// `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `fiat_amount` is not a decimal number, or is not
+// positive and finite (the message quotes it); `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client
+// is closed; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or `out_url` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Does not block (nothing is sent). Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `fiat_amount`
+// must be NULL or a NUL-terminated string; `out_url` must be NULL or point to a writable
+// `char *`.
+depositkit_status depositkit_deposit_client_open_onramp(const depositkit_deposit_client *client,
+                                                        const char *fiat_amount,
+                                                        char **out_url);
+
+// Hands the client one message the onramp widget posted in overlay mode (`window.postMessage`
+// in a browser; the host forwards what it receives), a JSON object `{"event": "<name>",
+// "data": {order}}` with `<name>` one of `widget_opened`, `order_created`, `order_processing`,
+// `order_completed`, `order_failed`, `widget_closed`.
+//
+// The client emits `{"type": "onramp:<name>", "payload": <data>}` (to the callbacks of
+// `depositkit_deposit_client_subscribe` and the pull queue of
+// `depositkit_deposit_client_next_event`), and for `order_completed` also `{"type":
+// "onramp:complete", "payload": {order}}`, where the order is `{"amount": "99", "token":
+// "USDC", "status": "completed", "id": "...", "destination": {"address": "0x...", "chainId":
+// 8453}, "fiatAmount": 100.0, "fiatCurrency": "USD", "txHash": "0x..." | null}` (read from the
+// widget's `cryptoAmount`, `cryptoCurrency`, `status`, `id`, `walletAddress`, `network`,
+// `fiatAmount`, `fiatCurrency`, `txHash`); that order is then the one
+// `depositkit_deposit_client_last_onramp_order` returns. The events are queued before this
+// returns.
+//
+// On success `*out_delivered` is true when the message was turned into events (overlay mode),
+// false in redirect mode, which has no event channel: nothing is emitted. On failure it is not
+// written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `message_json` is
+// not valid JSON, not such an object, names an unknown event, or (for `order_completed`) holds
+// a malformed order (the message names it); `DEPOSITKIT_STATUS_CONFIGURATION` when the onramp
+// is not enabled; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `message_json`
+// must be NULL or a NUL-terminated string; `out_delivered` must be NULL or point to a writable
+// `bool`.
+depositkit_status depositkit_deposit_client_handle_onramp_message(const depositkit_deposit_client *client,
+                                                                  const char *message_json,
+                                                                  bool *out_delivered);
+
+// The last onramp order completed in overlay mode (the payload of the last `"onramp:complete"`
+// event), if any.
+//
+// On success `*out_order_json` is either a new string owned by the caller (free it with
+// `depositkit_string_free`), the order as `depositkit_deposit_client_handle_onramp_message`
+// describes it, or NULL when no order completed yet. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+// NULL. Works on a closed client too. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_order_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_last_onramp_order(const depositkit_deposit_client *client,
+                                                              char **out_order_json);
+
 #if defined(DEPOSITKIT_DEVNET)
 // Starts a devnet server in this process on `127.0.0.1` and a free port, serving the deposit
 // services of `docs/protocol.md` (and the user-lookup service) from the SQLite database at
 // `db_path`, created with its schema when missing. `db_path` NULL means a fresh database in a
 // new temporary directory, removed by `depositkit_devnet_free`. With `fault_injection` the
 // HTTP fault endpoints (`/devnet/faults`, ...) are served too; the functions below work either
-// way.
+// way. Every chain lives on devnet's ledger (`depositkit_devnet_start_with_chains` backs chains
+// with real local nodes).
 //
 // The server answers when this returns: give `depositkit_devnet_services_url` to a deposit
 // client as its `servicesUrl`. The first start on a new database generates the JWT signing
@@ -1803,6 +2345,53 @@ depositkit_status depositkit_deposit_client_get_transaction(const depositkit_dep
 depositkit_status depositkit_devnet_start(const char *db_path,
                                           bool fault_injection,
                                           const depositkit_devnet **out_devnet);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Starts a devnet server in this process as `depositkit_devnet_start` does, with the chains
+// of `chains_json` backed by real local nodes (`docs/funding.md`, section 2): deposits on them
+// are real transfers to the deposit addresses (devnet derives a key per account), sweeps and
+// refunds are real transactions from a vault devnet stocks with the chains' development
+// methods, and balances are read from the chains. Chains not in the file stay on devnet's
+// ledger.
+//
+// `chains_json` is the text of a chains file, the JSON line `tests/chains/launch.py` prints:
+//
+// ```json
+// {"evm": [{"chainId": 8453, "rpcUrl": "http://127.0.0.1:40123",
+//           "tokens": {"USDC": {"address": "0x8335...", "decimals": 6}, ...}}, ...],
+//  "solana": {"rpcUrl": "http://127.0.0.1:40200", "mints": {"USDC": {...}, ...}},
+//  "evmDevAccounts": [{"address": "0xf39F...", "privateKey": "0xac09..."}, ...]}
+// ```
+//
+// (`solana` and `evmDevAccounts` optional). The nodes must be running: this connects to each,
+// checks its chain id and stocks the vault before it returns (a few seconds at most). The
+// balance API is served at `{servicesUrl}/balances` with the key `devnet-balance-key`, the
+// balance proxy at `{servicesUrl}/balance-proxy`, the simulated onramp widget at
+// `{servicesUrl}/onramp`. `depositkit_devnet_deposit` refuses chain-backed chains (send a
+// real transfer); `depositkit_devnet_chain_balance` reads them.
+//
+// On success `*out_devnet` is a new handle owned by the caller: release it with
+// `depositkit_devnet_free`. On failure `*out_devnet` is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `chains_json` is
+// not valid JSON or not a valid chains file (an unknown chain, a token at an address other
+// than depositkit's, ...; the message says which); `DEPOSITKIT_STATUS_DEPOSIT_SDK` when a node
+// cannot be reached, answers another chain id or refuses the stocking (the message names the
+// chain), or as `depositkit_devnet_start`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when
+// `chains_json` or `out_devnet` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`;
+// `DEPOSITKIT_STATUS_CONFIGURATION` as `depositkit_devnet_start`.
+//
+// Only with the cargo feature `devnet`. Blocks while it connects. Thread-safe.
+//
+// # Safety
+// `db_path` must be NULL or a NUL-terminated string; `chains_json` must be NULL or a
+// NUL-terminated string; `out_devnet` must be NULL or point to a writable
+// `const depositkit_devnet *`.
+depositkit_status depositkit_devnet_start_with_chains(const char *db_path,
+                                                      bool fault_injection,
+                                                      const char *chains_json,
+                                                      const depositkit_devnet **out_devnet);
 #endif
 
 #if defined(DEPOSITKIT_DEVNET)
@@ -1886,6 +2475,62 @@ depositkit_status depositkit_devnet_ledger_balance(const depositkit_devnet *devn
                                                    uint64_t chain_id,
                                                    uint32_t token,
                                                    char **out_raw);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// What `address` holds of `token` (a `depositkit_token_type` value) on `chain_id` now, read
+// from the chain itself, in smallest units: the native balance (`eth_getBalance` /
+// `getBalance`) for the chain's native token, else the token's balance (`balanceOf` / the
+// address's token accounts); `"0"` when it holds none or the token is not deployed there.
+// Only for a chain-backed chain of a devnet started with
+// `depositkit_devnet_start_with_chains`; it reads any address (a funding wallet, a deposit
+// address, a destination).
+//
+// On success `*out_raw` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a decimal integer. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown token
+// number, or a chain that is not chain-backed (the message names it);
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the chain's node fails (the message names the chain);
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `devnet`, `address` or `out_raw` is NULL;
+// `DEPOSITKIT_STATUS_INVALID_UTF8`. Blocks while the node answers. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start_with_chains` (or
+// `depositkit_devnet_start`); `address` must be NULL or a NUL-terminated string; `out_raw` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_devnet_chain_balance(const depositkit_devnet *devnet,
+                                                  const char *address,
+                                                  uint64_t chain_id,
+                                                  uint32_t token,
+                                                  char **out_raw);
+#endif
+
+#if defined(DEPOSITKIT_DEVNET)
+// Completes an order of devnet's simulated onramp widget, as if the user paid: `widget_url` is
+// the URL `depositkit_deposit_client_open_onramp` returned (with a `servicesUrl` of this devnet
+// as `onramp.widgetUrl`, or any widget URL: only its query parameters are read). The crypto,
+// `fiatAmount` (USD) / price less 1%, is credited to `walletAddress` on the `network`'s chain
+// (a real transfer from the vault on a chain-backed chain, else the ledger).
+//
+// On success `*out_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): `{"order": {...}, "messages": [...]}`, where `messages` are the
+// overlay's messages for the order (`order_created`, `order_processing`,
+// `order_completed`), each a JSON object to pass to
+// `depositkit_deposit_client_handle_onramp_message`. On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when the URL has no
+// query, no partner key, or a bad network, token, address or amount (the message says which);
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` when a chain-backed chain fails;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+// Blocks while a chain-backed delivery confirms. Thread-safe.
+//
+// # Safety
+// `devnet` must be NULL or a live handle from `depositkit_devnet_start`; `widget_url` must be
+// NULL or a NUL-terminated string; `out_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_devnet_complete_onramp_order(const depositkit_devnet *devnet,
+                                                          const char *widget_url,
+                                                          char **out_json);
 #endif
 
 #if defined(DEPOSITKIT_DEVNET)

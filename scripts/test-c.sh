@@ -11,11 +11,20 @@
 # The deposit test (test_deposit.c) needs none of that: it starts a devnet inside its own
 # process through the C API (depositkit_devnet_start, the library's default `devnet` feature).
 #
+# The funding test (test_funding.c) runs on real local chains: the script starts
+# tests/chains/launch.py once (with $CHAINS_ARGS, default `--no-solana`: the C tests use the EVM
+# chains only), keeps its stdin open through a fifo, reads the chains file's JSON line from its
+# stdout and passes it to every test as DEPOSITKIT_TEST_CHAINS; the test starts a chain-backed
+# devnet in its process (depositkit_devnet_start_with_chains). Closing the fifo at the end stops
+# the chains. When the launcher fails (anvil or the token fixture missing: run
+# scripts/chains-install.sh), the script fails with its message.
+#
 #   scripts/test-c.sh              build, check the header, run the C tests
 #   scripts/test-c.sh --valgrind   ... and run each test binary under valgrind as well
 #   scripts/test-c.sh --sanitize   ... and run each test built with ASan + UBSan as well
 #
-# Environment: CC (default gcc), CXX (default g++), CARGO_TARGET_DIR.
+# Environment: CC (default gcc), CXX (default g++), CARGO_TARGET_DIR, PYTHON (default
+# .venv/bin/python, made by scripts/python-env.sh), CHAINS_ARGS (default --no-solana).
 # Exits non-zero when anything fails.
 set -euo pipefail
 
@@ -35,7 +44,7 @@ for arg in "$@"; do
   case "$arg" in
     --valgrind) valgrind=1 ;;
     --sanitize) sanitize=1 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--valgrind] [--sanitize]" >&2; exit 2 ;;
   esac
 done
@@ -51,11 +60,27 @@ failures=0
 # --- the devnet server -------------------------------------------------------------------------
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/depositkit-test-c.XXXXXX")"
 devnet_pid=""
+chains_pid=""
+chains_fd=""
+# Closing the launcher's stdin stops the chains; it then exits by itself.
+stop_chains() {
+  if [[ -n $chains_fd ]]; then
+    exec {chains_fd}>&-
+    chains_fd=""
+  fi
+  if [[ -n $chains_pid ]]; then
+    local status=0
+    wait "$chains_pid" 2>/dev/null || status=$?
+    chains_pid=""
+    return "$status"
+  fi
+}
 cleanup() {
   if [[ -n $devnet_pid ]]; then
     kill -TERM "$devnet_pid" 2>/dev/null || true
     wait "$devnet_pid" 2>/dev/null || true
   fi
+  stop_chains || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -105,6 +130,47 @@ export DEPOSITKIT_TEST_USER_RPC_URL DEPOSITKIT_TEST_PROJECT_ID DEPOSITKIT_TEST_S
   DEPOSITKIT_TEST_USER_UUID DEPOSITKIT_TEST_USER_TOKEN DEPOSITKIT_TEST_JWT_UID \
   DEPOSITKIT_TEST_EVM_ADDRESS DEPOSITKIT_TEST_SOLANA_ADDRESS
 echo "test-c: depositkit-devnet serving $DEPOSITKIT_TEST_USER_RPC_URL"
+
+# --- the local chains ----------------------------------------------------------------------------
+python="${PYTHON:-$root/.venv/bin/python}"
+if [[ ! -x $python ]]; then
+  echo "test-c: $python not found: run scripts/python-env.sh (or set PYTHON)" >&2
+  exit 1
+fi
+read -r -a chains_args <<<"${CHAINS_ARGS:---no-solana}"
+echo "test-c: start the local chains (tests/chains/launch.py ${chains_args[*]})"
+mkfifo "$tmp/chains.in"
+"$python" "$root/tests/chains/launch.py" "${chains_args[@]}" <"$tmp/chains.in" \
+  >"$tmp/chains.out" 2>"$tmp/chains.err" &
+chains_pid=$!
+# Open the fifo's writing end (which lets the launcher's stdin open) and keep it until the end.
+exec {chains_fd}>"$tmp/chains.in"
+
+# The launcher prints one JSON line when the chains are ready (read once it is complete, with
+# its newline). Wait up to 120 s.
+chains_json=""
+for _ in $(seq 1200); do
+  if [[ $(wc -l <"$tmp/chains.out") -ge 1 ]]; then
+    chains_json="$(head -n 1 "$tmp/chains.out")"
+    break
+  fi
+  if ! kill -0 "$chains_pid" 2>/dev/null; then
+    break
+  fi
+  sleep 0.1
+done
+if [[ -z $chains_json ]]; then
+  launcher_status=0
+  stop_chains || launcher_status=$?
+  echo "test-c: the local chains did not start (tests/chains/launch.py exited with status" \
+    "$launcher_status); its output:" >&2
+  cat "$tmp/chains.err" >&2
+  exit 1
+fi
+DEPOSITKIT_TEST_CHAINS="$chains_json"
+export DEPOSITKIT_TEST_CHAINS
+echo "test-c: local chains ready: EVM chains" \
+  $(grep -o '"chainId": [0-9]*' <<<"$chains_json" | grep -o '[0-9]*$')
 
 run() { # label, command...
   local label="$1"
@@ -172,6 +238,15 @@ devnet_pid=""
 if [[ $devnet_status -ne 0 ]]; then
   echo "test-c: FAILED: depositkit-devnet exited with status $devnet_status; its stderr:" >&2
   cat "$tmp/devnet.err" >&2
+  failures=$((failures + 1))
+fi
+
+echo "test-c: stop the local chains"
+chains_status=0
+stop_chains || chains_status=$?
+if [[ $chains_status -ne 0 ]]; then
+  echo "test-c: FAILED: tests/chains/launch.py exited with status $chains_status; its stderr:" >&2
+  cat "$tmp/chains.err" >&2
   failures=$((failures + 1))
 fi
 

@@ -183,6 +183,8 @@ pub struct depositkit_deposit_client {
     subscriptions: Mutex<HashMap<u64, Arc<HostCallback>>>,
     /// Callback calls that returned non-zero.
     callback_errors: Arc<AtomicU64>,
+    /// The host providers set through the C API (funding wallets, balance provider).
+    pub(crate) providers: crate::funding::HostProviders,
 }
 
 thread_local! {
@@ -440,7 +442,14 @@ fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 /// - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
 ///   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
 /// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`;
-/// - `funding`, `onramp`: validated and kept (their behaviour comes later);
+/// - `funding`: `{"enabled": true, "balanceProvider": "rpc", "evmRpcUrls": {"8453":
+///   "http://..."}, "solanaRpcUrl": ..., "apiKey": ..., "proxyUrl": ..., "balanceApiUrl": ...,
+///   "minValueUSD": ...}` (every field optional; default off): funding deposits from the user's
+///   own wallet (`depositkit_deposit_client_set_evm_wallet_url`,
+///   `depositkit_deposit_client_wallet_balances`, `depositkit_deposit_client_fund_from_wallet`);
+/// - `onramp`: `{"enabled": true, "apiKey": ..., "mode": "overlay", "fiatCurrency": "USD",
+///   "defaultFiatAmount": ..., "paymentMode": ..., "widgetUrl": ...}` (every field optional;
+///   default off): the fiat onramp (`depositkit_deposit_client_open_onramp`);
 /// - `minPollingIntervalMs` (default 2000): **a knob for tests and devnet only**, it may only
 ///   lower the smallest `pollingIntervalMs` accepted, so that tests poll every few milliseconds.
 ///
@@ -480,6 +489,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_new(
             inner,
             subscriptions: Mutex::new(HashMap::new()),
             callback_errors: Arc::new(AtomicU64::new(0)),
+            providers: crate::funding::HostProviders::default(),
         };
         out_client.write(Arc::into_raw(Arc::new(client)));
         Ok(())
@@ -487,8 +497,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_new(
 }
 
 /// Closes a client (as `depositkit_deposit_client_close` does) and releases it. Every
-/// subscription's `user_data_free` has been called when this returns, except for a callback
-/// still running on the dispatcher (it is released when that call returns).
+/// subscription's and host provider's `user_data_free` has been called when this returns,
+/// except for a callback still running on the dispatcher or a provider call still running on a
+/// library thread (each is released when that call returns).
 ///
 /// NULL is accepted and ignored. May be called on any thread, once, after every call using the
 /// client has returned; it waits at most about 5 s (for the event dispatcher). Does not change
@@ -516,6 +527,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_free(client: *const depositki
 /// or on the dispatcher after a call still running.
 fn close(client: &depositkit_deposit_client) {
     let _ = client.inner.close();
+    crate::funding::release_providers(client);
     let hosts: Vec<Arc<HostCallback>> =
         lock(&client.subscriptions).drain().map(|(_, host)| host).collect();
     for host in hosts {
@@ -526,14 +538,16 @@ fn close(client: &depositkit_deposit_client) {
 /// Stops the client: the watcher and the sweeper stop (a sweep under way is abandoned: its money
 /// is either delivered or still in the account, where a new client finds it), the dispatcher
 /// delivers the events already queued to the callbacks for at most 5 s, then every
-/// subscription is dropped (calling its `user_data_free`). The status becomes
-/// `DEPOSITKIT_CLIENT_STATUS_IDLE`.
+/// subscription is dropped (calling its `user_data_free`), and so is every host provider
+/// (funding wallets and balance provider, as `depositkit_deposit_client_clear_funding_wallet`
+/// does). The status becomes `DEPOSITKIT_CLIENT_STATUS_IDLE`.
 ///
 /// Idempotent. Afterwards every call on the client fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK`
 /// ("the client is closed"), except the getters (`_status`, `_get_destination`,
 /// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_refund_result`,
 /// `_refund_config`, `_is_recovering`, `_notifications`, `_dismiss_notification`,
-/// `_notifications_config`, `_dropped_events`, `_callback_errors`), `_unsubscribe`, and
+/// `_notifications_config`, `_dropped_events`, `_callback_errors`, `_last_onramp_order`),
+/// `_unsubscribe`, `_clear_funding_wallet`, and
 /// `_next_event`, which still hands out the events left in the queue. A refund or recovery
 /// under way is abandoned like a sweep: the money is either moved or still in the account.
 /// The handle must still be freed with `depositkit_deposit_client_free`.
@@ -959,7 +973,13 @@ pub unsafe extern "C" fn depositkit_deposit_client_sweep_result(
 ///   `"success"`, `"failed"` or `"skipped"`;
 /// - `{"type": "recovery:result", "payload": {...}}`: one asset of
 ///   `depositkit_deposit_client_recover_funds` is done; the payload is a RecoveryResult
-///   (described there).
+///   (described there);
+/// - `{"type": "onramp:<name>", "payload": {...}}` (`<name>` one of `widget_opened`,
+///   `order_created`, `order_processing`, `order_completed`, `order_failed`, `widget_closed`):
+///   the onramp widget posted a message (`depositkit_deposit_client_handle_onramp_message`);
+///   the payload is the message's `data`;
+/// - `{"type": "onramp:complete", "payload": {...}}`: an onramp order completed; the payload is
+///   the OnrampOrder (described at `depositkit_deposit_client_handle_onramp_message`).
 ///
 /// New types may be added: ignore the ones you do not know.
 ///

@@ -24,9 +24,13 @@
 //!   `deposit::depositkit_deposit_client`, `devnet::depositkit_devnet`) are freed only by their
 //!   own `_free` function, which accepts NULL.
 //! - Callbacks (`deposit::depositkit_event_callback`,
-//!   `notifications::depositkit_notifications_callback`) take `void *user_data` first, are
-//!   `Option<unsafe extern "C" fn>` (NULL-able in C), run on a library-owned dispatcher thread,
-//!   and come with an optional `user_data_free` that the library calls exactly once.
+//!   `notifications::depositkit_notifications_callback`, `funding::depositkit_provider_fn`)
+//!   take `void *user_data` first, are `Option<unsafe extern "C" fn>` (NULL-able in C), run on
+//!   a library-owned thread (the event dispatcher; for providers, a worker of the runtime's
+//!   blocking pool), and come with an optional `user_data_free` that the library calls exactly
+//!   once.
+//! - Handles of lists (`funding::depositkit_funding_balances`) are immutable and freed by their
+//!   own `_free`.
 //!
 //! The crate needs `panic = "unwind"` (the default) for the boundary to catch panics.
 
@@ -55,6 +59,10 @@ pub mod recovery;
 pub mod notifications;
 
 pub mod history;
+
+pub mod funding;
+
+pub mod onramp;
 
 // The in-process devnet (`depositkit_devnet_*`): on by default, left out of production builds
 // with `--no-default-features`. The header declares it inside `#if defined(DEPOSITKIT_DEVNET)`.

@@ -91,6 +91,88 @@ static inline int json_string(const char *json, const char *key, char *buf, size
     return 1;
 }
 
+/*
+ * The value after the first "key" at or after `from` in JSON text written with or without
+ * spaces (the chains file of tests/chains/launch.py has them): a pointer to the value's first
+ * character, or NULL when the key is absent.
+ */
+static inline const char *json_value_after(const char *from, const char *key) {
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\"", key);
+    for (const char *p = from != NULL ? strstr(from, pattern) : NULL; p != NULL;
+         p = strstr(p + 1, pattern)) {
+        const char *v = p + strlen(pattern);
+        while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') {
+            v++;
+        }
+        if (*v != ':') {
+            continue; /* the key's text as a value, not a key */
+        }
+        v++;
+        while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') {
+            v++;
+        }
+        return v;
+    }
+    return NULL;
+}
+
+/* Copies the JSON string (without escapes) starting at value into buf. 1 when it fitted. */
+static inline int json_read_string(const char *value, char *buf, size_t size) {
+    if (value == NULL || *value != '"') {
+        return 0;
+    }
+    const char *end = strchr(value + 1, '"');
+    if (end == NULL || (size_t)(end - value - 1) >= size) {
+        return 0;
+    }
+    memcpy(buf, value + 1, (size_t)(end - value - 1));
+    buf[end - value - 1] = '\0';
+    return 1;
+}
+
+/*
+ * Copies the JSON object starting at `start` ('{') into a new malloc'ed string (braces inside
+ * strings are skipped); sets *end past it. NULL when start is not an object. Caller frees.
+ */
+static inline char *json_object_copy(const char *start, const char **end) {
+    if (start == NULL || *start != '{') {
+        return NULL;
+    }
+    int depth = 0;
+    int in_string = 0;
+    const char *p = start;
+    for (; *p != '\0'; p++) {
+        if (in_string) {
+            if (*p == '\\' && p[1] != '\0') {
+                p++;
+            } else if (*p == '"') {
+                in_string = 0;
+            }
+        } else if (*p == '"') {
+            in_string = 1;
+        } else if (*p == '{') {
+            depth++;
+        } else if (*p == '}' && --depth == 0) {
+            break;
+        }
+    }
+    if (*p != '}') {
+        return NULL;
+    }
+    size_t n = (size_t)(p - start) + 1;
+    char *copy = malloc(n + 1);
+    if (copy == NULL) {
+        abort();
+    }
+    memcpy(copy, start, n);
+    copy[n] = '\0';
+    if (end != NULL) {
+        *end = p + 1;
+    }
+    return copy;
+}
+
 #if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
 /* The deadline `seconds` from now, for pthread_cond_timedwait. */
 static inline struct timespec deadline_in(int seconds) {
