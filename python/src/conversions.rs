@@ -118,7 +118,12 @@ pub(crate) fn decimals_arg(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
 
 /// A raw amount in smallest units: a Python `int` of any size from 0 to 2^256 - 1.
 pub(crate) fn amount_arg(obj: &Bound<'_, PyAny>) -> PyResult<U256> {
-    let int = int_arg(obj, "raw")?;
+    named_amount_arg(obj, "raw")
+}
+
+/// [`amount_arg`] for the argument `what` (named by a `TypeError`).
+pub(crate) fn named_amount_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<U256> {
+    let int = int_arg(obj, what)?;
     // Fast path: most amounts fit 64 bits.
     if let Ok(small) = int.extract::<u64>() {
         return Ok(U256::from(small));
@@ -188,4 +193,100 @@ pub(crate) fn json_to_py<'py>(
             Ok(dict.into_any())
         }
     }
+}
+
+/// How deep [`py_to_json`] follows nested containers (a list holding itself would never end).
+const MAX_JSON_DEPTH: usize = 64;
+
+/// A Python value as JSON, for what host providers answer: `None`, `bool`, `int`, `float`
+/// (finite), `str`, mappings with `str` keys, lists and tuples. An `int` that fits no 64-bit
+/// JSON number becomes its decimal text (raw amounts beyond 2^64: anvil's 10,000 ETH is
+/// 10^22 wei), which is how the protocols spell such amounts anyway.
+///
+/// The error is the description of the first offending value (`"a value of type set at
+/// [0].x"`), for the caller's message.
+pub(crate) fn py_to_json(obj: &Bound<'_, PyAny>) -> Result<serde_json::Value, String> {
+    to_json_at(obj, &mut String::new(), 0)
+}
+
+fn to_json_at(
+    obj: &Bound<'_, PyAny>,
+    path: &mut String,
+    depth: usize,
+) -> Result<serde_json::Value, String> {
+    use serde_json::Value;
+    let at = |path: &str| {
+        if path.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", path.trim_start_matches('.'))
+        }
+    };
+    if depth > MAX_JSON_DEPTH {
+        return Err(format!("containers nested deeper than {MAX_JSON_DEPTH} levels{}", at(path)));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(flag) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(flag.is_true()));
+    }
+    if let Ok(int) = obj.cast::<PyInt>() {
+        if let Ok(n) = int.extract::<i64>() {
+            return Ok(Value::from(n));
+        }
+        if let Ok(n) = int.extract::<u64>() {
+            return Ok(Value::from(n));
+        }
+        return Ok(Value::String(int_text(int)));
+    }
+    if let Ok(float) = obj.cast::<pyo3::types::PyFloat>() {
+        let n = float.value();
+        return serde_json::Number::from_f64(n)
+            .map(Value::Number)
+            .ok_or_else(|| format!("the non-finite float {n}{}", at(path)));
+    }
+    if obj.is_instance_of::<PyString>() {
+        let text = obj.cast::<PyString>().map_err(|e| e.to_string())?;
+        return Ok(Value::String(
+            text.to_cow()
+                .map(|t| t.into_owned())
+                .unwrap_or_else(|_| text.to_string_lossy().into_owned()),
+        ));
+    }
+    if let Ok(mapping) = obj.cast::<pyo3::types::PyMapping>() {
+        let items =
+            mapping.items().map_err(|e| format!("a mapping{} whose items fail: {e}", at(path)))?;
+        let mut map = serde_json::Map::new();
+        for item in items.iter() {
+            let (key, value) = item
+                .extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()
+                .map_err(|e| format!("a mapping item{}: {e}", at(path)))?;
+            let Ok(key) = key.cast::<PyString>() else {
+                return Err(format!("a key of type {}{}", type_name(&key), at(path)));
+            };
+            let key = key.to_string_lossy().into_owned();
+            let len = path.len();
+            path.push('.');
+            path.push_str(&key);
+            let value = to_json_at(&value, path, depth + 1);
+            path.truncate(len);
+            map.insert(key, value?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<pyo3::types::PyTuple>() {
+        let mut out = Vec::new();
+        let iter = obj.try_iter().map_err(|e| format!("a sequence{} that fails: {e}", at(path)))?;
+        for (i, item) in iter.enumerate() {
+            let item = item.map_err(|e| format!("a sequence{} that fails: {e}", at(path)))?;
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            let value = to_json_at(&item, path, depth + 1);
+            path.truncate(len);
+            out.push(value?);
+        }
+        return Ok(Value::Array(out));
+    }
+    Err(format!("a value of type {}{}", type_name(obj), at(path)))
 }

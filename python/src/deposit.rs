@@ -8,15 +8,21 @@
 //!   whose message names the option by its Python name (see [`pythonize`]).
 //! - **Blocking calls** (`initialize`, `poll_now`, `sweep`, `refund`, `can_refund`,
 //!   `stuck_funds`, `recover_funds`, `transactions`, `get_transactions`,
-//!   `get_token_transactions`, `get_transaction`) run on a worker thread while the caller waits
+//!   `get_token_transactions`, `get_transaction`, and the funding calls `connect_evm_wallet`,
+//!   `evm_accounts`, `prompt_evm_account_selection`, `connect_solana_wallet`,
+//!   `get_wallet_balances`, `fund_from_wallet`) run on a worker thread while the caller waits
 //!   with the GIL released and stays interruptible by Ctrl-C ([`crate::blocking`]).
+//! - **Wallet providers** (`set_evm_wallet`, `set_solana_wallet`, `set_balance_provider`) are
+//!   Python callables the core calls from its threads ([`crate::providers`]); the exception a
+//!   provider raised during a funding call becomes the `__cause__` of that call's exception.
+//!   The records and argument rules are in [`crate::funding`] and [`crate::onramp`].
 //!   `next_event` and iteration wait in 100 ms slices, detached. The other methods only read or
 //!   change the client's state under a short lock.
 //! - **Callbacks** (`on_deposit_event=`, `subscribe`, `subscribe_notifications`) are held in
 //!   [`CallbackSlot`]s: the core's event thread calls them attached to the interpreter, and
 //!   their exceptions go to `sys.unraisablehook`. The client's `__traverse__`/`__clear__`
-//!   expose them to the garbage collector, so a callback that refers to its client is collected
-//!   with it.
+//!   expose them (and the wallet providers) to the garbage collector, so a callback that refers
+//!   to its client is collected with it.
 //! - **Lifecycle**: `close()` (also `with`, dropping the object, and the `atexit` hook
 //!   [`close_all`]) stops the client with the GIL released, so that the event thread can finish a
 //!   callback that is waiting for the GIL.
@@ -32,6 +38,7 @@ use depositkit_core::deposit::{
     TokenTransactionFilter,
 };
 use depositkit_core::describe::quote;
+use depositkit_core::funding::EvmProvider;
 use depositkit_core::{Error, ErrorKind, TokenType};
 use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
@@ -50,6 +57,12 @@ use crate::events::{
     notifications_config_dict, notifications_to_py, py_repr, refund_config_dict,
     resolved_destination_dict,
 };
+use crate::funding::{
+    EvmProviderArg, PyFundingBalance, PyFundingTransferResult, address_arg, balance_arg,
+    callable_arg, evm_provider_arg, raw_amount_arg,
+};
+use crate::onramp::{PyOnrampOrder, fiat_amount_arg, message_arg};
+use crate::providers::{FailureLog, ProviderRole, ProviderSlot, Providers};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDepositClient>()
@@ -140,6 +153,8 @@ const OPTION_NAMES: &[&str] = &[
     "defaultFiatAmount",
     "paymentMode",
     "widgetUrl",
+    "balanceProvider",
+    "balanceApiUrl",
 ];
 
 /// `minValueUSD` → `min_value_usd`, `chainId` → `chain_id`.
@@ -712,6 +727,10 @@ pub(crate) struct PyDepositClient {
     /// The Python callables the core's event thread calls: `(subscription id, slot)`, with no id
     /// for `on_deposit_event`.
     callbacks: Mutex<Vec<(Option<SubscriptionId>, Arc<CallbackSlot>)>>,
+    /// The Python wallet and balance providers the core calls back (for the collector).
+    providers: Mutex<Providers>,
+    /// The exceptions those providers raised, for chaining onto the call that failed.
+    failures: Arc<FailureLog>,
 }
 
 impl PyDepositClient {
@@ -719,6 +738,46 @@ impl PyDepositClient {
         &self,
     ) -> std::sync::MutexGuard<'_, Vec<(Option<SubscriptionId>, Arc<CallbackSlot>)>> {
         self.callbacks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn providers(&self) -> std::sync::MutexGuard<'_, Providers> {
+        self.providers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// [`Self::run`] for a call that may call the Python providers: when it fails, the newest
+    /// exception a provider raised during it becomes the raised exception's `__cause__`.
+    fn run_calling_providers<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        call: impl FnOnce(&DepositClient) -> core::Result<T> + Send + 'static,
+    ) -> PyResult<T> {
+        let mark = self.failures.mark();
+        let result = self.run(py, call);
+        let cause = self.failures.take_since(py, mark);
+        if let (Err(err), Some(cause)) = (&result, cause) {
+            err.set_cause(py, Some(cause));
+        }
+        result
+    }
+
+    /// Puts `slot` in the provider slot `which` picks, after `set` (detached) accepted it.
+    fn set_provider(
+        &self,
+        py: Python<'_>,
+        which: fn(&mut Providers) -> &mut Option<Arc<ProviderSlot>>,
+        slot: Option<Arc<ProviderSlot>>,
+        set: impl FnOnce(&DepositClient) -> core::Result<()> + Send,
+    ) -> PyResult<()> {
+        let client = &self.shared.client;
+        // Locked across the change, so that the slot held is the one the core holds. The
+        // core's change runs detached: it drops the previous provider, whose callable must not
+        // be released (and a `__del__` run) while this lock is held.
+        let mut providers = self.providers();
+        py.detach(|| set(client)).map_err(|e| client_err(py, e))?;
+        let previous = std::mem::replace(which(&mut providers), slot);
+        drop(providers);
+        drop(previous);
+        Ok(())
     }
 
     /// Runs `call` with the core client on a worker thread, waiting detached (see
@@ -764,6 +823,9 @@ impl PyDepositClient {
         for (_, slot) in slots {
             drop(slot.clear());
         }
+        let providers = self.providers().clear();
+        drop(providers);
+        drop(self.failures.clear());
     }
 }
 
@@ -876,7 +938,12 @@ impl PyDepositClient {
             py.detach(move || DepositClient::new(config)).map_err(|e| client_err(py, e))?;
         let shared = Arc::new(Shared { client, closed: AtomicBool::new(false) });
         remember(&shared);
-        Ok(PyDepositClient { shared, callbacks: Mutex::new(callbacks) })
+        Ok(PyDepositClient {
+            shared,
+            callbacks: Mutex::new(callbacks),
+            providers: Mutex::new(Providers::default()),
+            failures: Arc::new(FailureLog::default()),
+        })
     }
 
     fn initialize(&self, py: Python<'_>) -> PyResult<PyDepositAddresses> {
@@ -970,6 +1037,143 @@ impl PyDepositClient {
 
     fn is_onramp_supported(&self) -> bool {
         self.shared.client.is_onramp_supported()
+    }
+
+    // --- fund from wallet (funding.rs) ----------------------------------------------------------
+
+    #[pyo3(signature = (provider, address=None))]
+    fn set_evm_wallet(
+        &self,
+        py: Python<'_>,
+        provider: &Bound<'_, PyAny>,
+        address: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let address = address_arg(address)?;
+        let (core_provider, slot) = match evm_provider_arg(provider)? {
+            EvmProviderArg::Url(url) => (EvmProvider::Url(url), None),
+            EvmProviderArg::Callable(callable) => {
+                let slot = ProviderSlot::new(
+                    callable,
+                    ProviderRole::EvmWallet,
+                    Arc::clone(&self.failures),
+                );
+                (EvmProvider::Host(slot.provider()), Some(slot))
+            }
+        };
+        self.set_provider(
+            py,
+            |p| &mut p.evm,
+            slot,
+            move |client| client.set_evm_wallet(core_provider, address.as_deref()),
+        )
+    }
+
+    #[pyo3(signature = (provider, address=None))]
+    fn set_solana_wallet(
+        &self,
+        py: Python<'_>,
+        provider: &Bound<'_, PyAny>,
+        address: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let address = address_arg(address)?;
+        let callable = callable_arg(provider, "(method, params) -> result")?;
+        let slot =
+            ProviderSlot::new(callable, ProviderRole::SolanaWallet, Arc::clone(&self.failures));
+        let core_provider = slot.provider();
+        self.set_provider(
+            py,
+            |p| &mut p.solana,
+            Some(slot),
+            move |client| client.set_solana_wallet(core_provider, address.as_deref()),
+        )
+    }
+
+    fn set_balance_provider(&self, py: Python<'_>, provider: &Bound<'_, PyAny>) -> PyResult<()> {
+        let slot = if provider.is_none() {
+            None
+        } else {
+            let callable = callable_arg(provider, "(request) -> balances, or None")?;
+            Some(ProviderSlot::new(callable, ProviderRole::Balances, Arc::clone(&self.failures)))
+        };
+        let core_provider = slot.as_ref().map(ProviderSlot::provider);
+        self.set_provider(
+            py,
+            |p| &mut p.balances,
+            slot,
+            move |client| {
+                client.set_balance_provider(core_provider);
+                Ok(())
+            },
+        )
+    }
+
+    fn clear_funding_wallet(&self, py: Python<'_>) -> PyResult<()> {
+        self.set_provider(
+            py,
+            |p| &mut p.evm,
+            None,
+            |client| {
+                client.clear_funding_wallet();
+                Ok(())
+            },
+        )?;
+        let previous = self.providers().solana.take();
+        drop(previous);
+        Ok(())
+    }
+
+    fn connect_evm_wallet(&self, py: Python<'_>) -> PyResult<String> {
+        self.run_calling_providers(py, DepositClient::connect_evm_wallet)
+    }
+
+    fn evm_accounts(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.run_calling_providers(py, DepositClient::evm_accounts)
+    }
+
+    fn prompt_evm_account_selection(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.run_calling_providers(py, DepositClient::prompt_evm_account_selection)
+    }
+
+    fn connect_solana_wallet(&self, py: Python<'_>) -> PyResult<String> {
+        self.run_calling_providers(py, DepositClient::connect_solana_wallet)
+    }
+
+    fn get_wallet_balances(&self, py: Python<'_>) -> PyResult<Vec<PyFundingBalance>> {
+        let balances = self.run_calling_providers(py, DepositClient::get_wallet_balances)?;
+        Ok(balances.into_iter().map(PyFundingBalance::from).collect())
+    }
+
+    #[pyo3(signature = (balance, raw_amount=None))]
+    fn fund_from_wallet(
+        &self,
+        py: Python<'_>,
+        balance: &Bound<'_, PyAny>,
+        raw_amount: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyFundingTransferResult> {
+        let balance = balance_arg(balance)?;
+        let raw_amount = raw_amount_arg(raw_amount)?;
+        self.run_calling_providers(py, move |client| client.fund_from_wallet(&balance, raw_amount))
+            .map(Into::into)
+    }
+
+    // --- the onramp (onramp.rs) -----------------------------------------------------------------
+
+    #[pyo3(signature = (amount=None))]
+    fn open_onramp(&self, py: Python<'_>, amount: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+        let amount = fiat_amount_arg(amount)?;
+        let client = &self.shared.client;
+        py.detach(|| client.open_onramp(amount)).map_err(|e| client_err(py, e))
+    }
+
+    fn handle_onramp_message(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let message = message_arg(message)?;
+        let client = &self.shared.client;
+        py.detach(|| client.handle_onramp_message(&message)).map_err(|e| client_err(py, e))
+    }
+
+    #[getter]
+    fn last_onramp_order(&self) -> Option<PyOnrampOrder> {
+        self.shared.client.last_onramp_order().map(PyOnrampOrder::from)
     }
 
     fn start_watching(&self, py: Python<'_>) -> PyResult<()> {
@@ -1247,7 +1451,12 @@ impl PyDepositClient {
                 slot.traverse(&visit)?;
             }
         }
-        Ok(())
+        if let Ok(providers) = self.providers.try_lock() {
+            for slot in providers.slots() {
+                slot.traverse(&visit)?;
+            }
+        }
+        self.failures.traverse(&visit)
     }
 
     fn __clear__(&self) {
@@ -1255,6 +1464,9 @@ impl PyDepositClient {
         for (_, slot) in slots {
             drop(slot.clear());
         }
+        let providers = self.providers().clear();
+        drop(providers);
+        drop(self.failures.clear());
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -12,13 +12,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use depositkit_core::{Error, ErrorKind, TokenType, U256};
 use depositkit_devnet as devnet;
-use depositkit_devnet::{DevnetConfig, Fault, RunningDevnet, Service, SweepFaultMode};
+use depositkit_devnet::{
+    ChainsConfig, DevnetConfig, Fault, RunningDevnet, Service, SweepFaultMode,
+};
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyMapping, PyString};
 
-use crate::conversions::{amount_arg, str_arg, token_arg, u256_to_py};
+use crate::conversions::{amount_arg, json_to_py, py_to_json, str_arg, token_arg, u256_to_py};
 use crate::errors::to_py_err;
 use crate::events::py_repr;
 
@@ -173,6 +175,54 @@ fn human_amount(obj: &Bound<'_, PyAny>, token: TokenType, chain_id: u64) -> PyRe
     depositkit_core::parse_units(&text, decimals).map_err(|e| to_py_err(py, e))
 }
 
+/// `Devnet(chains=...)`: the chains file as a mapping (what the `local_chains` fixture yields,
+/// `json.load` of the file) or the path of the file.
+fn chains_arg(obj: &Bound<'_, PyAny>) -> PyResult<ChainsConfig> {
+    let py = obj.py();
+    if let Ok(mapping) = obj.cast::<PyMapping>() {
+        let value = py_to_json(mapping.as_any()).map_err(|what| {
+            to_py_err(
+                py,
+                Error::invalid_argument(format!("chains holds {what}, which is not JSON")),
+            )
+        })?;
+        return ChainsConfig::from_json(&value.to_string()).map_err(|e| devnet_err(py, e));
+    }
+    let os = py.import(intern!(py, "os"))?;
+    let path_like = os.getattr(intern!(py, "PathLike"))?;
+    if obj.is_instance_of::<PyString>() || obj.is_instance(&path_like)? {
+        let path: PathBuf = obj.extract()?;
+        return py.detach(move || ChainsConfig::from_file(&path)).map_err(|e| devnet_err(py, e));
+    }
+    Err(PyTypeError::new_err(format!(
+        "chains must be the chains file as a dict, or its path, not {}",
+        type_name(obj)
+    )))
+}
+
+/// `complete_onramp_order`'s parameters: a mapping, or the widget URL itself (its query).
+fn order_params_arg(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    let py = obj.py();
+    let invalid = |what: String| {
+        to_py_err(py, Error::invalid_argument(format!("params holds {what}, which is not JSON")))
+    };
+    if obj.is_instance_of::<PyString>() {
+        let parse = py.import(intern!(py, "urllib.parse"))?;
+        let query =
+            parse.call_method1(intern!(py, "urlsplit"), (obj,))?.getattr(intern!(py, "query"))?;
+        let pairs = parse.call_method1(intern!(py, "parse_qsl"), (query,))?;
+        let dict = py.get_type::<PyDict>().call1((pairs,))?;
+        return py_to_json(&dict).map_err(invalid);
+    }
+    if obj.is_instance_of::<PyMapping>() {
+        return py_to_json(obj).map_err(invalid);
+    }
+    Err(PyTypeError::new_err(format!(
+        "params must be a dict of the widget URL's parameters, or the widget URL, not {}",
+        type_name(obj)
+    )))
+}
+
 #[pyclass(module = "depositkit", name = "Devnet", frozen)]
 pub(crate) struct PyDevnet {
     handle: Arc<Handle>,
@@ -203,8 +253,19 @@ impl PyDevnet {
 #[pymethods]
 impl PyDevnet {
     #[new]
-    #[pyo3(signature = (*, db_path=None, fault_injection=true))]
-    fn new(py: Python<'_>, db_path: Option<PathBuf>, fault_injection: bool) -> PyResult<Self> {
+    #[pyo3(signature = (*, db_path=None, fault_injection=true, chains=None, balance_api_key=None))]
+    fn new(
+        py: Python<'_>,
+        db_path: Option<PathBuf>,
+        fault_injection: bool,
+        chains: Option<&Bound<'_, PyAny>>,
+        balance_api_key: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let chains = chains.filter(|c| !c.is_none()).map(chains_arg).transpose()?;
+        let balance_api_key = balance_api_key
+            .filter(|k| !k.is_none())
+            .map(|k| str_arg(k, "balance_api_key").map(|k| k.into_owned()))
+            .transpose()?;
         let temp = match db_path {
             Some(_) => None,
             None => Some(TempDir::new().map_err(|e| {
@@ -225,6 +286,12 @@ impl PyDevnet {
         let mut config = DevnetConfig::new(&db_path);
         config.fault_injection = fault_injection;
         config.shutdown_grace = SHUTDOWN_GRACE;
+        if let Some(chains) = chains {
+            config = config.with_chains(chains);
+        }
+        if let Some(key) = balance_api_key {
+            config = config.with_balance_api_key(key);
+        }
         let running =
             py.detach(move || devnet::Devnet::start(config)).map_err(|e| devnet_err(py, e))?;
         let services_url = running.services_url();
@@ -315,6 +382,48 @@ impl PyDevnet {
             )
         })?;
         u256_to_py(py, raw)
+    }
+
+    #[getter]
+    fn chains(&self, py: Python<'_>) -> PyResult<Vec<u64>> {
+        self.with(py, |running| Ok(running.chains()))
+    }
+
+    #[getter]
+    fn vault_addresses<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let vault = self.with(py, |running| Ok(running.vault_addresses()))?;
+        vault
+            .map(|vault| {
+                let dict = PyDict::new(py);
+                dict.set_item(intern!(py, "evm"), vault.evm)?;
+                dict.set_item(intern!(py, "solana"), vault.solana)?;
+                Ok(dict)
+            })
+            .transpose()
+    }
+
+    fn chain_balance<'py>(
+        &self,
+        py: Python<'py>,
+        address: &Bound<'py, PyAny>,
+        chain_id: &Bound<'py, PyAny>,
+        token: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let address = str_arg(address, "address")?.into_owned();
+        let chain_id = chain_arg(chain_id)?;
+        let token = token_arg(token)?;
+        let raw = self.with(py, |running| running.chain_balance(&address, chain_id, token))?;
+        u256_to_py(py, raw)
+    }
+
+    fn complete_onramp_order<'py>(
+        &self,
+        py: Python<'py>,
+        params: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let params = order_params_arg(params)?;
+        let answer = self.with(py, |running| running.complete_onramp_order(&params))?;
+        json_to_py(py, &answer)
     }
 
     fn set_price(&self, py: Python<'_>, token: &Bound<'_, PyAny>, usd: f64) -> PyResult<()> {

@@ -29,6 +29,7 @@ use serde::Serialize;
 
 use crate::conversions::u256_to_py;
 use crate::errors::to_py_err;
+use crate::onramp::{PyOnrampCompleteEvent, PyOnrampEvent};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDepositAddresses>()?;
@@ -58,6 +59,15 @@ pub(crate) fn py_repr(py: Python<'_>, text: &str) -> PyResult<String> {
 /// `record`'s serde form as Python objects; `rawAmount` strings (at any depth, lists included)
 /// become `int`s.
 fn to_dict<'py>(py: Python<'py>, record: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
+    record_to_dict(py, record)
+}
+
+/// `record`'s serde form as Python objects, `rawAmount` strings as `int`s: the `to_dict()` of
+/// every record class.
+pub(crate) fn record_to_dict<'py>(
+    py: Python<'py>,
+    record: &impl Serialize,
+) -> PyResult<Bound<'py, PyAny>> {
     let value = serde_json::to_value(record).map_err(|e| {
         to_py_err(py, Error::new(ErrorKind::Internal, format!("record as JSON: {e}")))
     })?;
@@ -94,7 +104,7 @@ fn json_with_ints<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<B
     }
 }
 
-fn destination_dict<'py>(
+pub(crate) fn destination_dict<'py>(
     py: Python<'py>,
     address: &str,
     chain_id: u64,
@@ -1258,6 +1268,12 @@ pub(crate) fn event_to_py(py: Python<'_>, event: &DepositEvent) -> PyResult<Py<P
         }
         DepositEvent::Recovery(result) => {
             Py::new(py, PyRecoveryEvent { result: result.clone() })?.into_any()
+        }
+        DepositEvent::Onramp { name, payload } => {
+            Py::new(py, PyOnrampEvent::new(*name, payload.clone()))?.into_any()
+        }
+        DepositEvent::OnrampComplete(order) => {
+            Py::new(py, PyOnrampCompleteEvent::from(order.clone()))?.into_any()
         }
     })
 }

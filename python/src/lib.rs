@@ -16,7 +16,13 @@
 //!   `RecoveryResult`, `Notification`, and the history's `UATransaction`, `TransactionsResponse`,
 //!   `TokenTransactionsResponse`) and events, and how Python callbacks are held for its event
 //!   thread;
-//! - [`devnet`]: `Devnet`, the emulator of the remote services, started in process.
+//! - [`funding`]: fund-from-wallet's records `FundingBalance` and `FundingTransferResult` and
+//!   the arguments of the client's funding methods; [`providers`]: Python callables serving as
+//!   the client's EVM wallet, Solana wallet and balance provider, called from library threads;
+//! - [`onramp`]: the fiat onramp's `OnrampOrder` and its events `OnrampEvent` and
+//!   `OnrampCompleteEvent`;
+//! - [`devnet`]: `Devnet`, the emulator of the remote services, started in process (optionally
+//!   backed by the local chains).
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -27,6 +33,9 @@ mod deposit;
 mod devnet;
 mod errors;
 mod events;
+mod funding;
+mod onramp;
+mod providers;
 mod user_rpc;
 mod validation;
 
@@ -49,6 +58,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     validation::register(m)?;
     user_rpc::register(m)?;
     events::register(m)?;
+    funding::register(m)?;
+    onramp::register(m)?;
     deposit::register(m)?;
     devnet::register(m)?;
     Ok(())

@@ -8,7 +8,13 @@
   iteration; refunds (``RefundResult``, ``RefundEligibility``), recovery of stuck funds
   (``RecoveryResult``), headless notification records (``Notification``) and the transaction
   history (``UATransaction``, ``TransactionsResponse``, ``TokenTransactionsResponse``).
-- ``Devnet``: the emulator of the remote services, started in process (tests, demos).
+- Fund-from-wallet (``DepositClient.set_evm_wallet``, ``set_solana_wallet``,
+  ``set_balance_provider``, ``get_wallet_balances`` → ``FundingBalance``, ``fund_from_wallet`` →
+  ``FundingTransferResult``; host providers raise ``ProviderError``) and the fiat onramp
+  (``open_onramp``, ``handle_onramp_message``, ``OnrampOrder``, events ``OnrampEvent`` and
+  ``OnrampCompleteEvent``).
+- ``Devnet``: the emulator of the remote services, started in process (tests, demos), optionally
+  backed by real local chains (``Devnet(chains=...)``).
 - ``UserRpcClient``, the client of the user-lookup JSON-RPC service, with its ``User`` and
   ``Wallet`` records.
 
@@ -31,6 +37,7 @@ from typing import Union as _Union
 
 from . import _native
 from ._deposit import DestinationConfig
+from ._funding import ProviderError
 from ._native import (
     DEFAULT_MIN_VALUE_USD,
     DEFAULT_POLLING_INTERVAL_MS,
@@ -42,7 +49,12 @@ from ._native import (
     DetectedDeposit,
     Devnet,
     ErrorEvent,
+    FundingBalance,
+    FundingTransferResult,
     Notification,
+    OnrampCompleteEvent,
+    OnrampEvent,
+    OnrampOrder,
     RecoveryEvent,
     RecoveryResult,
     RefundEligibility,
@@ -130,6 +142,13 @@ __all__ = [
     "ErrorEvent",
     "RefundEvent",
     "RecoveryEvent",
+    # fund from wallet, the onramp
+    "FundingBalance",
+    "FundingTransferResult",
+    "ProviderError",
+    "OnrampOrder",
+    "OnrampEvent",
+    "OnrampCompleteEvent",
     "Devnet",
     # user lookup
     "UserRpcClient",
@@ -188,10 +207,17 @@ DEFAULT_SUPPORTED_TOKENS = tuple(TokenType(symbol) for symbol in _native.DEFAULT
 """The tokens a client detects and sweeps by default (spec §4): every ``TokenType``."""
 
 DepositEvent = _Union[
-    DepositLifecycleEvent, StatusChangedEvent, ErrorEvent, RefundEvent, RecoveryEvent
+    DepositLifecycleEvent,
+    StatusChangedEvent,
+    ErrorEvent,
+    RefundEvent,
+    RecoveryEvent,
+    OnrampEvent,
+    OnrampCompleteEvent,
 ]
 """Any event of a ``DepositClient``: tell them apart by ``event.type`` (``"deposit:lifecycle"``,
-``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``) or
+``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``,
+``"onramp:<name>"`` such as ``"onramp:order_created"``, ``"onramp:complete"``) or
 ``isinstance``."""
 
 # Stop every client's event thread (and every in-process devnet) before the interpreter

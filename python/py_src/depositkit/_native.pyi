@@ -21,6 +21,11 @@ The deposit client (``DepositClient``, with its records ``DepositAddresses``, ``
 ``TokenTransactionsResponse``, and its events ``DepositLifecycleEvent``, ``StatusChangedEvent``,
 ``ErrorEvent``, ``RefundEvent`` and ``RecoveryEvent``) follows ``spec/deposit-library.md`` over
 the services of ``docs/protocol.md``; ``Devnet`` runs an emulator of those services in process.
+
+Fund-from-wallet and the fiat onramp (``docs/funding.md``) add the records ``FundingBalance``,
+``FundingTransferResult`` and ``OnrampOrder`` and the events ``OnrampEvent`` and
+``OnrampCompleteEvent``; wallet providers are Python callables (or a node URL) and refuse with
+``depositkit.ProviderError``.
 """
 
 import datetime
@@ -1451,12 +1456,265 @@ class RecoveryEvent:
         """
     def __eq__(self, other: object, /) -> bool: ...
 
+# --- fund from wallet and the onramp ------------------------------------------------------------
+
+BalanceSourceName = Literal["balanceProvider", "rpc", "apiKey", "proxyUrl", "hosted"]
+"""Where ``get_wallet_balances()`` read a balance (``docs/funding.md`` §3, in precedence order):
+the host's balance provider (``set_balance_provider``), the chains' RPC endpoints
+(``funding={"balance_provider": "rpc"}``), the balance API with ``funding.api_key``, the host's
+proxy ``funding.proxy_url``, or the maker's hosted proxy."""
+
+class WalletBalancesRequestDict(TypedDict):
+    """What a balance provider (``set_balance_provider``) is called with, the body every balance
+    source gets."""
+
+    evmAddress: Optional[str]
+    """The EVM funding wallet (lower-case), or ``None`` when none is connected."""
+    solanaAddress: Optional[str]
+    """The Solana funding wallet (base58), or ``None``."""
+    chainIds: list[int]
+    """The chains to report: ``[1, 56, 8453, 42161, 101]``."""
+
+class WalletBalanceLineDict(TypedDict, total=False):
+    """One line a balance provider answers (``docs/funding.md`` §3). ``chainId``, ``token`` and
+    ``rawAmount`` are required; a line of another chain or an unknown token is skipped."""
+
+    chainId: int
+    token: str
+    """The token's symbol (``"USDC"``, ``"ETH"``)."""
+    tokenAddress: Optional[str]
+    """The contract or mint; ``None`` for the chain's native asset. A contract other than
+    depositkit's (a bridged variant) skips the line."""
+    decimals: int
+    """When given, must be the token's decimals on the chain (else the line is skipped)."""
+    rawAmount: Union[str, int]
+    """The balance in smallest units: decimal text or an ``int``."""
+    priceUSD: Optional[float]
+    valueUSD: Optional[float]
+
+class VaultAddressesDict(TypedDict):
+    """devnet's vault (its inventory and collection address) on the chain-backed chains."""
+
+    evm: str
+    """The EVM address (EIP-55), the same on every EVM chain."""
+    solana: str
+    """The Solana address (base58)."""
+
+EvmProviderCallable = Callable[[str, Any], Any]
+"""An EIP-1193-style wallet: ``provider(method, params) -> result`` (``params`` is the JSON-RPC
+params list, or for Phantom-style methods an object)."""
+
+@final
+class FundingBalance:
+    """One balance of a funding wallet (spec §2 ``FundingBalance``), offered by
+    ``DepositClient.get_wallet_balances()``. Immutable and opaque: there is no public
+    constructor (``FundingBalance()`` raises ``TypeError``), and only the client that issued it
+    accepts it back in ``fund_from_wallet``.
+
+    ``repr()`` is ``<depositkit.FundingBalance 25 USDC on chain 8453 wallet='0x…' source='rpc'>``.
+    """
+
+    @property
+    def chain_id(self) -> int:
+        """The chain (Ethereum, BNB Chain, Base, Arbitrum or Solana)."""
+    @property
+    def token(self) -> str:
+        """The token's symbol."""
+    @property
+    def token_address(self) -> Optional[str]:
+        """The token's contract (EVM, EIP-55) or mint (Solana); ``None`` for the chain's native
+        asset."""
+    @property
+    def is_native(self) -> bool:
+        """Whether this is the chain's native asset (ETH, BNB, SOL)."""
+    @property
+    def decimals(self) -> int:
+        """The token's decimals on this chain."""
+    @property
+    def raw_amount(self) -> int:
+        """The balance in smallest units."""
+    @property
+    def amount(self) -> str:
+        """The balance, human-readable (``"25.5"``)."""
+    @property
+    def price_usd(self) -> Optional[float]:
+        """The token's USD price, when the source priced it."""
+    @property
+    def value_usd(self) -> Optional[float]:
+        """The balance's USD value, when the source priced it."""
+    @property
+    def wallet_address(self) -> str:
+        """The funding wallet holding it (EVM lower-case, Solana base58)."""
+    @property
+    def source(self) -> BalanceSourceName:
+        """Where the balance was read."""
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of ``docs/funding.md`` §6: ``chainId``, ``token``, ``tokenAddress``,
+        ``decimals``, ``rawAmount`` (an ``int``), ``priceUSD``, ``valueUSD``, ``amount``,
+        ``walletAddress``, ``source``. It cannot be turned back into a ``FundingBalance``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class FundingTransferResult:
+    """A transfer ``DepositClient.fund_from_wallet()`` made (spec §2
+    ``FundingTransferResult``), mined (EVM) or confirmed (Solana). The watcher then detects it
+    as a deposit. Immutable.
+
+    ``repr()`` is ``<depositkit.FundingTransferResult 25 USDC on chain 8453 tx_hash='0x…'>``.
+    """
+
+    @property
+    def tx_hash(self) -> str:
+        """The transaction: a ``0x`` hash (EVM) or a base58 signature (Solana)."""
+    @property
+    def chain_id(self) -> int:
+        """The chain it was sent on."""
+    @property
+    def token(self) -> str:
+        """The token sent."""
+    @property
+    def raw_amount(self) -> int:
+        """The amount sent, in smallest units."""
+    @property
+    def amount(self) -> str:
+        """The amount sent, human-readable."""
+    @property
+    def from_address(self) -> str:
+        """The funding wallet."""
+    @property
+    def to_address(self) -> str:
+        """The deposit address that received it."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record, camelCase: ``txHash``, ``chainId``, ``token``, ``rawAmount`` (an
+        ``int``), ``amount``, ``from``, ``to``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class OnrampOrder:
+    """A completed fiat-onramp order (spec §2 ``OnrampOrder``): what ``onramp:complete``
+    carries and ``DepositClient.last_onramp_order`` keeps, read from the widget's order
+    (``cryptoAmount``, ``cryptoCurrency``, ``status``, ``id``, ``walletAddress``, ``network``,
+    ``fiatAmount``, ``fiatCurrency``, ``txHash``). Immutable.
+
+    ``repr()`` is ``<depositkit.OnrampOrder id='ord_…' 99 USDC to '0x…' on chain 8453
+    status='completed'>``.
+    """
+
+    @property
+    def amount(self) -> str:
+        """The crypto delivered, human-readable (the order's ``cryptoAmount``)."""
+    @property
+    def token(self) -> str:
+        """The token delivered (``cryptoCurrency``)."""
+    @property
+    def status(self) -> str:
+        """The provider's order status (``"completed"``)."""
+    @property
+    def id(self) -> str:
+        """The provider's order id."""
+    @property
+    def destination(self) -> EventDestinationDict:
+        """Where the crypto went: ``{"address", "chain_id"}`` (``walletAddress`` on
+        ``network``)."""
+    @property
+    def fiat_amount(self) -> Optional[float]:
+        """The fiat amount paid, when reported."""
+    @property
+    def fiat_currency(self) -> Optional[str]:
+        """The fiat currency paid in, when reported."""
+    @property
+    def tx_hash(self) -> Optional[str]:
+        """The delivering transaction, when the provider reports it."""
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's record, camelCase: ``amount``, ``token``, ``status``, ``id``,
+        ``destination`` (``{"address", "chainId"}``), ``fiatAmount``, ``fiatCurrency``,
+        ``txHash``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+OnrampEventName = Literal[
+    "widget_opened",
+    "order_created",
+    "order_processing",
+    "order_completed",
+    "order_failed",
+    "widget_closed",
+]
+"""The events the onramp overlay posts (``docs/funding.md`` §5)."""
+
+@final
+class OnrampEvent:
+    """A message of the onramp overlay, forwarded with ``DepositClient.handle_onramp_message``
+    (the ``onramp:<name>`` events: ``onramp:widget_opened``, ``onramp:order_created``,
+    ``onramp:order_processing``, ``onramp:order_completed``, ``onramp:order_failed``,
+    ``onramp:widget_closed``). Immutable.
+
+    ``repr()`` is ``<depositkit.OnrampEvent onramp:order_created order='ord_…'>``.
+    """
+
+    @property
+    def type(self) -> str:
+        """The event's type: ``"onramp:"`` followed by ``name``."""
+    @property
+    def name(self) -> OnrampEventName:
+        """The widget's event name."""
+    @property
+    def payload(self) -> Any:
+        """The message's ``data`` (the widget's order object), as the widget posted it (a new
+        copy each time); ``{}`` when the message had none."""
+    def to_dict(self) -> dict[str, Any]:
+        """The event's JSON form: ``{"type": "onramp:<name>", "payload": {...}}``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class OnrampCompleteEvent:
+    """An onramp order completed (the ``onramp:complete`` event), right after its
+    ``onramp:order_completed``. Immutable.
+
+    ``repr()`` is ``<depositkit.OnrampCompleteEvent order='ord_…' 99 USDC>``.
+    """
+
+    @property
+    def type(self) -> Literal["onramp:complete"]:
+        """The event's type."""
+    @property
+    def order(self) -> OnrampOrder:
+        """The completed order (also ``DepositClient.last_onramp_order``)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The order's record: ``order.to_dict()``.
+
+        Returns:
+            A new ``dict``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+
 DepositEvent = Union[
-    DepositLifecycleEvent, StatusChangedEvent, ErrorEvent, RefundEvent, RecoveryEvent
+    DepositLifecycleEvent,
+    StatusChangedEvent,
+    ErrorEvent,
+    RefundEvent,
+    RecoveryEvent,
+    OnrampEvent,
+    OnrampCompleteEvent,
 ]
 """Any event of a ``DepositClient``; tell them apart by ``type`` (``"deposit:lifecycle"``,
-``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``) or
-``isinstance``."""
+``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``,
+``"onramp:<name>"``, ``"onramp:complete"``) or ``isinstance``."""
 
 DestinationLike = Union[Mapping[str, Any], int, Any]
 """A destination: a mapping with ``chain_id`` (or ``chainId``), ``address`` and ``token``; a
@@ -1482,7 +1740,8 @@ class DepositClient:
 
     **Events** reach the host two ways at once. *Pull*: ``next_event()`` or iterating the client
     takes the oldest queued event (``DepositLifecycleEvent``, ``StatusChangedEvent``,
-    ``ErrorEvent``, ``RefundEvent`` or ``RecoveryEvent``); the queue holds ``event_queue_capacity`` events and drops the oldest when full
+    ``ErrorEvent``, ``RefundEvent``, ``RecoveryEvent``, ``OnrampEvent`` or
+    ``OnrampCompleteEvent``); the queue holds ``event_queue_capacity`` events and drops the oldest when full
     (``dropped_events``). *Callbacks*: ``on_deposit_event=`` (lifecycle events only) and
     ``subscribe()`` (every event) are called in subscription order on the library's event thread
     (``depositkit-events``), which takes the GIL for each call. A callback may call back into the
@@ -1493,7 +1752,9 @@ class DepositClient:
 
     **Blocking calls** (``initialize``, ``poll_now``, ``sweep``, ``refund``, ``can_refund``,
     ``stuck_funds``, ``recover_funds``, ``transactions``, ``get_transactions``,
-    ``get_token_transactions``, ``get_transaction``) run on a worker thread while the caller
+    ``get_token_transactions``, ``get_transaction``, and the funding calls
+    ``connect_evm_wallet``, ``evm_accounts``, ``prompt_evm_account_selection``,
+    ``connect_solana_wallet``, ``get_wallet_balances``, ``fund_from_wallet``) run on a worker thread while the caller
     waits with the GIL released; Ctrl-C interrupts the wait within about 0.1 s (the call itself
     then finishes in the background). ``next_event`` and iteration also wait with the GIL
     released and stay interruptible. Every call is bounded by ``call_timeout_ms``
@@ -1509,6 +1770,13 @@ class DepositClient:
     ``Notification`` record per deposit (``notifications()``, ``subscribe_notifications()``).
     **History**: ``get_transactions()``, ``get_token_transactions()`` and
     ``get_transaction()`` (answers cached 30 s, until the client itself changes the history).
+    **Fund from wallet** (``funding={"enabled": True}``): ``set_evm_wallet()`` /
+    ``set_solana_wallet()`` (a node URL or Python callables acting as the user's wallets),
+    ``get_wallet_balances()`` → ``FundingBalance``, ``fund_from_wallet(balance)`` →
+    ``FundingTransferResult``; the deposit then flows as any other. **Onramp**
+    (``onramp={"enabled": True}``): ``open_onramp()`` gives the widget URL, and in overlay mode
+    ``handle_onramp_message()`` turns the widget's messages into ``OnrampEvent`` and
+    ``OnrampCompleteEvent`` events.
 
     Thread-safe: a client may be used from many threads at once. ``close()`` (or ``with``, or
     dropping the last reference, or interpreter exit) stops it. ``repr()`` shows the owner, the
@@ -1587,12 +1855,19 @@ class DepositClient:
                 ``class_name``, which are only kept for a host UI (``notifications_config``).
                 The spec's ``render_item`` has no headless meaning and is refused as an unknown
                 key. With it, the client keeps ``Notification`` records (``notifications()``).
-            funding: fund-from-wallet settings (spec §2 ``FundingConfig``: ``enabled``,
-                ``api_key``, ``proxy_url``, ``evm_rpc_urls`` (chain id → URL), ``solana_rpc_url``,
-                ``min_value_usd``); validated and stored.
-            onramp: fiat onramp settings (spec §2 ``OnrampConfig``: ``enabled``, ``api_key``,
-                ``mode``, ``fiat_currency``, ``default_fiat_amount``, ``payment_mode``,
-                ``widget_url``); validated and stored.
+            funding: fund-from-wallet settings (spec §2 ``FundingConfig``; see
+                ``set_evm_wallet`` and ``get_wallet_balances``): ``enabled`` (default
+                ``False``: every funding method raises ``ConfigurationError``), ``api_key`` (of
+                the balance API, sent from this process: development use), ``balance_api_url``
+                (that API's base URL), ``proxy_url`` (your reverse proxy to it, which adds the
+                key), ``balance_provider`` (``"rpc"``: read balances from the chains' nodes),
+                ``evm_rpc_urls`` (chain id → node URL), ``solana_rpc_url``, ``min_value_usd``
+                (smallest balance offered; default the client's).
+            onramp: fiat onramp settings (spec §2 ``OnrampConfig``; see ``open_onramp``):
+                ``enabled``, ``api_key`` (the partner key; never shown by ``repr()``),
+                ``mode`` (``"overlay"``, default, or ``"redirect"``), ``fiat_currency``
+                (default ``"USD"``), ``default_fiat_amount``, ``payment_mode``,
+                ``widget_url``.
             on_deposit_event: called with every ``DepositLifecycleEvent`` (spec §4
                 ``onDepositEvent``), on the event thread (see the class).
             services_url: base URL of the three services (``{services_url}/jwt``, ``/signer``,
@@ -1719,6 +1994,219 @@ class DepositClient:
     def is_onramp_supported(self) -> bool:
         """Whether the fiat onramp serves the destination chain (spec §4: ``False`` for X
         Layer; ``True`` for Ethereum, BNB Chain, Base, Arbitrum and Solana)."""
+    # --- fund from wallet ---------------------------------------------------------------------
+    def set_evm_wallet(
+        self, provider: Union[str, EvmProviderCallable], address: Optional[str] = None
+    ) -> None:
+        """Sets the EVM funding wallet (``docs/funding.md`` §4); it only ever sends money to the
+        deposit addresses, it never owns or signs for the account.
+
+        Args:
+            provider: either the JSON-RPC URL of a node holding the wallet's unlocked account
+                (anvil's development accounts; ``wallet_switchEthereumChain`` then moves it to
+                ``funding.evm_rpc_urls[chain]``), or a callable
+                ``provider(method: str, params: list) -> result`` speaking EIP-1193
+                (``eth_requestAccounts``, ``eth_accounts``, ``eth_chainId``,
+                ``wallet_switchEthereumChain``, ``eth_gasPrice``, ``eth_getBalance``,
+                ``eth_estimateGas``, ``eth_sendTransaction``, ``eth_getTransactionReceipt``, …),
+                answering the JSON result (``None``, ``bool``, ``int``, ``float``, ``str``,
+                lists, dicts with ``str`` keys). It is called on one of the library's threads
+                (never twice at once), holding the GIL for the call, while the method that
+                needs it waits with the GIL released — so it may use threads or I/O freely. It
+                refuses by raising ``depositkit.ProviderError(code, message)`` (4001 when the
+                user rejects); any other exception is an internal failure of the wallet. Either
+                is chained as the ``__cause__`` of the ``FundingError`` that follows.
+            address: the wallet's account, when known; else ``connect_evm_wallet()`` (or the
+                first use) asks the wallet.
+
+        Raises:
+            ConfigurationError: funding is not enabled (``funding={"enabled": True}``), or the
+                URL is not ``http(s)://``.
+            InvalidArgumentError: ``address`` is not an EVM address.
+            TypeError: ``provider`` is neither a ``str`` nor callable.
+        """
+    def set_solana_wallet(
+        self, provider: Callable[[str, Any], Any], address: Optional[str] = None
+    ) -> None:
+        """Sets the Solana funding wallet: a callable ``provider(method: str, params: dict) ->
+        result`` with Phantom's methods — ``connect`` (params ``{}``) answering
+        ``{"publicKey": "<base58>"}`` (or the bare string), and ``signAndSendTransaction``
+        with ``{"transaction": "<base64 of the unsigned transaction depositkit built>",
+        "encoding": "base64"}``, which signs it with the wallet's key, sends it and answers
+        ``{"signature": "<base58>"}`` (or the bare string). Called as ``set_evm_wallet``'s
+        callable is (library thread, GIL held for the call, ``ProviderError`` to refuse).
+
+        Args:
+            provider: the callable.
+            address: the wallet's public key, when known; else ``connect_solana_wallet()`` asks.
+
+        Raises:
+            ConfigurationError: funding is not enabled.
+            InvalidArgumentError: ``address`` is not a Solana address.
+            TypeError: ``provider`` is not callable.
+        """
+    def set_balance_provider(
+        self,
+        provider: Optional[
+            Callable[
+                [WalletBalancesRequestDict],
+                Union[Sequence[WalletBalanceLineDict], Mapping[str, Sequence[WalletBalanceLineDict]]],
+            ]
+        ],
+    ) -> None:
+        """Sets (or with ``None`` removes) the host's balance source, which then answers every
+        ``get_wallet_balances()`` ahead of ``funding.balance_provider``, ``api_key`` and
+        ``proxy_url``: ``provider(request)`` gets ``{"evmAddress", "solanaAddress",
+        "chainIds"}`` and answers the balance lines, as a list or as ``{"balances": [...]}``
+        (``rawAmount`` may be an ``int`` of any size or decimal text). Called as
+        ``set_evm_wallet``'s callable is.
+
+        Raises:
+            TypeError: ``provider`` is neither callable nor ``None``.
+        """
+    def clear_funding_wallet(self) -> None:
+        """Forgets both funding wallets (the balance provider stays)."""
+    def connect_evm_wallet(self) -> str:
+        """Asks the EVM wallet for its accounts (``eth_requestAccounts``); the first becomes the
+        funding address. Blocking (GIL released).
+
+        Returns:
+            The funding address, as the wallet wrote it.
+
+        Raises:
+            ConfigurationError: funding is not enabled.
+            FundingError: no EVM wallet is set (``no EVM wallet is connected``), the wallet
+                rejected (``rejected by the wallet (4001): …``), failed, or answered no or
+                invalid accounts.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def evm_accounts(self) -> list[str]:
+        """The EVM wallet's accounts (``eth_accounts``). Blocking (GIL released).
+
+        Returns:
+            The accounts, possibly none.
+
+        Raises:
+            ConfigurationError: funding is not enabled.
+            FundingError: as ``connect_evm_wallet``.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def prompt_evm_account_selection(self) -> list[str]:
+        """Lets the user pick accounts (``wallet_requestPermissions [{"eth_accounts": {}}]``,
+        then ``eth_accounts``); the first becomes the funding address. Blocking (GIL released).
+
+        Returns:
+            The accounts.
+
+        Raises:
+            ConfigurationError: funding is not enabled.
+            FundingError: as ``connect_evm_wallet``.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def connect_solana_wallet(self) -> str:
+        """Connects the Solana wallet (Phantom's ``connect``). Blocking (GIL released).
+
+        Returns:
+            Its public key (base58), now the Solana funding address.
+
+        Raises:
+            ConfigurationError: funding is not enabled.
+            FundingError: no Solana wallet is set, the wallet rejected or failed, or it answered
+                no valid public key.
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def get_wallet_balances(self) -> list[FundingBalance]:
+        """The connected funding wallets' balances worth offering (``docs/funding.md`` §3),
+        from the first source configured: the balance provider (``set_balance_provider``),
+        ``funding.balance_provider == "rpc"`` (the chains' nodes), ``funding.api_key`` (the
+        balance API at ``funding.balance_api_url``), ``funding.proxy_url``, else the hosted
+        proxy. Only Ethereum, BNB Chain, Base, Arbitrum and Solana lines of known tokens with
+        a positive amount and, when priced, a value of at least ``funding.min_value_usd``
+        (default the client's ``min_value_usd``). Blocking (GIL released).
+
+        Returns:
+            The balances, possibly none.
+
+        Raises:
+            ConfigurationError: funding is not enabled.
+            FundingError: no funding wallet is connected, or the source failed (the message
+                names the source, never a key: ``wallet balances from the balance API (…)
+                failed: HTTP 401 INVALID_API_KEY: …``).
+            DepositTimeoutError: it took longer than ``call_timeout_ms``.
+        """
+    def fund_from_wallet(
+        self, balance: FundingBalance, raw_amount: Optional[int] = None
+    ) -> FundingTransferResult:
+        """Sends ``raw_amount`` of ``balance`` from the funding wallet to this account's deposit
+        address on its chain, and waits until the transfer is mined (EVM: a native transfer or
+        an ERC-20 ``transfer`` through ``eth_sendTransaction``, legacy gas price
+        ``eth_gasPrice × 1.25``) or confirmed (Solana: a system or SPL ``TransferChecked``
+        transaction depositkit builds and the wallet signs and sends). The watcher then detects
+        it as any deposit. Every check runs before anything is sent; a wallet that rejects
+        loses nothing. Blocking (GIL released), so the providers run meanwhile.
+
+        Args:
+            balance: a balance from this client's ``get_wallet_balances()``.
+            raw_amount: smallest units to send; ``None`` sends the maximum: the whole token
+                balance, or for the native asset the balance less the transfer's gas (EVM:
+                ``21000 × gas price``; Solana: the fee, keeping a new deposit account
+                rent-exempt).
+
+        Returns:
+            The transfer.
+
+        Raises:
+            InvalidArgumentError: ``balance`` was issued by another client; ``raw_amount`` is
+                0, negative or above ``2**256 - 1``.
+            ConfigurationError: funding is not enabled, or the client is not initialized.
+            FundingError: ``insufficient gas: …`` (naming what the gas needs and what the
+                wallet holds), ``insufficient funds: …``, ``rejected by the wallet (4001): …``,
+                ``RPC failure on <chain>: …``, ``transaction <hash> reverted``, or no wallet is
+                connected; a provider's exception is its ``__cause__``.
+            DepositTimeoutError: the transfer was sent but not confirmed within
+                ``call_timeout_ms`` (the message names it).
+            TypeError: ``balance`` is not a ``FundingBalance``; ``raw_amount`` not an ``int``.
+        """
+    # --- the onramp -----------------------------------------------------------------------------
+    def open_onramp(self, amount: Optional[Union[float, int, decimal.Decimal]] = None) -> str:
+        """The fiat onramp widget's URL for the current destination (``docs/funding.md`` §5),
+        for the host to open (an overlay frame or a new tab, per ``onramp.mode``):
+        ``{widget_url}?partnerKey=…&walletAddress=<destination>&network=<ethereum|bsc|base|arbitrum|solana>&cryptoCurrency=<token>&fiatCurrency=…[&fiatAmount=…][&paymentMethod=…]&mode=<overlay|redirect>&partnerOrderId=<new id>``.
+        The token is the destination token when the onramp sells it on that chain, else USDC.
+        The URL carries the partner key: do not log it.
+
+        Args:
+            amount: the fiat amount to pre-fill; overrides ``onramp.default_fiat_amount``.
+
+        Returns:
+            The URL.
+
+        Raises:
+            ConfigurationError: the onramp is not enabled, or does not serve the destination
+                chain (X Layer).
+            InvalidArgumentError: ``amount`` is not a positive finite number.
+            TypeError: ``amount`` is not a number.
+        """
+    def handle_onramp_message(self, message: Union[Mapping[str, Any], str]) -> bool:
+        """Takes in a message the overlay widget posted — ``{"event": "<name>", "data":
+        {order}}``, or that JSON as text — and emits ``OnrampEvent`` ``onramp:<name>`` with the
+        data; for ``order_completed`` also ``OnrampCompleteEvent`` (``onramp:complete``) with
+        the ``OnrampOrder``, kept as ``last_onramp_order``. The events are queued (and handed to
+        the callbacks) before this returns. In redirect mode there is no event channel: nothing
+        is emitted.
+
+        Returns:
+            ``True``; ``False`` in redirect mode.
+
+        Raises:
+            ConfigurationError: the onramp is not enabled.
+            InvalidArgumentError: a malformed message, an unknown event name (naming it), or an
+                ``order_completed`` whose order lacks a field.
+            TypeError: ``message`` is neither a mapping nor a ``str``.
+        """
+    @property
+    def last_onramp_order(self) -> Optional[OnrampOrder]:
+        """The last completed onramp order this client was told about, or ``None``."""
     def start_watching(self) -> None:
         """Starts the watcher: one poll now, then one every ``polling_interval_ms``, never
         overlapping. Does nothing when it already runs. A failed poll is reported as an
@@ -1991,7 +2479,7 @@ class DepositClient:
         yourself."""
     def subscribe(self, callback: Callable[[DepositEvent], object]) -> int:
         """Calls ``callback(event)`` for every event from now on (lifecycle, status changes,
-        errors, refund updates, recovery results) on the event thread; see the class for the
+        errors, refund updates, recovery results, onramp events) on the event thread; see the class for the
         rules.
 
         Returns:
@@ -2078,11 +2566,24 @@ class Devnet:
     start at ETH 2500, BNB 600, SOL 150, BTC 60000, USDC 1, USDT 1. ``repr()`` is
     ``<depositkit.Devnet services_url='http://127.0.0.1:PORT'>``.
 
+    **Chain-backed mode** (``Devnet(chains=...)``, ``docs/funding.md`` §2): the chains of the
+    chains file (``tests/chains/launch.py``'s, the ``local_chains`` fixture) are real — balances
+    are read from them, sweeps collect deposits into devnet's vault and deliver with real
+    transactions; the other chains stay on the ledger. The same server also serves the balance
+    API (``{services_url}/balances``, key ``devnet-balance-key`` unless ``balance_api_key``
+    says otherwise), the balance proxy (``{services_url}/balance-proxy``), and a simulated
+    onramp widget (``{services_url}/onramp/widget``, ``complete_onramp_order``).
+
     Every method raises ``DepositSDKError`` ``"the devnet is closed"`` after ``close()``.
     """
 
     def __new__(
-        cls, *, db_path: Optional[Union[str, os.PathLike[str]]] = None, fault_injection: bool = True
+        cls,
+        *,
+        db_path: Optional[Union[str, os.PathLike[str]]] = None,
+        fault_injection: bool = True,
+        chains: Optional[Union[Mapping[str, Any], str, os.PathLike[str]]] = None,
+        balance_api_key: Optional[str] = None,
     ) -> Devnet:
         """Starts the emulator; it answers when this returns (the first JWT may wait 0.1-0.4 s
         for the first signing key of a fresh database).
@@ -2092,9 +2593,17 @@ class Devnet:
                 wallets). ``None``: a fresh file in a temporary directory removed by ``close()``.
             fault_injection: serve the fault endpoints over HTTP too (``/devnet/faults``, …).
                 The fault methods of this class work either way.
+            chains: back these chains with real transactions: the chains file as a ``dict``
+                (``{"evm": [...], "solana": {...}, "evmDevAccounts": [...]}``) or its path.
+                Starting connects to every chain and stocks the vault.
+            balance_api_key: the ``X-API-Key`` the balance API accepts (default
+                ``"devnet-balance-key"``).
 
         Raises:
-            DepositSDKError: the database cannot be opened or the port bound.
+            InvalidArgumentError: the chains file is malformed or names an unknown chain or
+                token, wrong decimals, a bad address or URL.
+            DepositSDKError: the database cannot be opened, the port bound, or a chain reached.
+            TypeError: ``chains`` is neither a mapping nor a path.
         """
     @property
     def services_url(self) -> str:
@@ -2143,6 +2652,41 @@ class Devnet:
 
         Raises:
             InvalidArgumentError: an unknown chain.
+        """
+    @property
+    def chains(self) -> list[int]:
+        """The chain-backed chain ids (``[]`` without ``chains=``)."""
+    @property
+    def vault_addresses(self) -> Optional[VaultAddressesDict]:
+        """devnet's vault addresses when chain-backed, else ``None``."""
+    def chain_balance(self, address: str, chain_id: int, token: str) -> int:
+        """What ``address`` holds of ``token`` on the chain-backed chain ``chain_id``, read from
+        the chain (``0`` for a token not deployed there), in smallest units.
+
+        Raises:
+            InvalidArgumentError: ``chain_id`` is not chain-backed; an invalid token.
+            DepositSDKError: the chain cannot be read.
+        """
+    def complete_onramp_order(self, params: Union[Mapping[str, Any], str]) -> dict[str, Any]:
+        """Completes a simulated onramp order, as ``POST {services_url}/onramp/v1/orders``
+        does: buys ``fiatAmount / price − 1%`` of ``cryptoCurrency`` and credits it to
+        ``walletAddress`` on ``network`` (a real transfer from the vault on a chain-backed
+        chain, else the ledger).
+
+        Args:
+            params: the widget URL's parameters as a ``dict`` (``partnerKey``,
+                ``walletAddress``, ``network``, ``cryptoCurrency``, ``fiatCurrency``,
+                ``fiatAmount``, …), or the widget URL itself (``open_onramp()``'s answer).
+
+        Returns:
+            ``{"order": {...}, "messages": [...]}``: the order and the three messages the
+            overlay would post (``order_created``, ``order_processing``,
+            ``order_completed``), to forward to ``DepositClient.handle_onramp_message``.
+
+        Raises:
+            InvalidArgumentError: no partner key, a bad network, token, address or amount.
+            DepositSDKError: a chain-backed chain failed.
+            TypeError: ``params`` is neither a mapping nor a ``str``.
         """
     def set_price(self, token: str, usd: float) -> None:
         """Sets the USD price of ``token`` (kept until the devnet stops).
