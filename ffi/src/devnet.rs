@@ -24,6 +24,7 @@ use ::depositkit_devnet::{
     ChainsConfig, Devnet, DevnetConfig, Fault, RunningDevnet, Service, SweepFaultMode,
 };
 
+use depositkit_core::TokenType;
 use depositkit_core::describe::quote;
 
 use crate::boundary::{self, FfiError, FfiResult};
@@ -146,7 +147,7 @@ pub unsafe extern "C" fn depositkit_devnet_start(
 ) -> depositkit_status {
     boundary::status(|| {
         // SAFETY: the caller's contract above.
-        let db_path = unsafe { opt_str(db_path, "db_path") }?;
+        let db_path = unsafe { strings::opt_str_arg(db_path, "db_path") }?;
         // SAFETY: the caller's contract above.
         let out_devnet = unsafe { boundary::out(out_devnet, "out_devnet") }?;
         out_devnet.write(start(db_path, fault_injection, None)?);
@@ -203,7 +204,7 @@ pub unsafe extern "C" fn depositkit_devnet_start_with_chains(
 ) -> depositkit_status {
     boundary::status(|| {
         // SAFETY: the caller's contract above.
-        let db_path = unsafe { opt_str(db_path, "db_path") }?;
+        let db_path = unsafe { strings::opt_str_arg(db_path, "db_path") }?;
         // SAFETY: the caller's contract above.
         let chains_json = unsafe { strings::str_arg(chains_json, "chains_json") }?;
         // SAFETY: the caller's contract above.
@@ -217,18 +218,6 @@ pub unsafe extern "C" fn depositkit_devnet_start_with_chains(
         out_devnet.write(start(db_path, fault_injection, Some(chains))?);
         Ok(())
     })
-}
-
-/// An optional NUL-terminated string argument.
-///
-/// # Safety
-/// `ptr` must be NULL or a NUL-terminated string valid for `'a`.
-unsafe fn opt_str<'a>(ptr: *const c_char, param: &str) -> FfiResult<Option<&'a str>> {
-    if ptr.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: the caller's contract above.
-    unsafe { strings::str_arg(ptr, param) }.map(Some)
 }
 
 /// Starts a devnet (the body of both start functions) and hands out its handle.
@@ -341,12 +330,8 @@ pub unsafe extern "C" fn depositkit_devnet_deposit(
         let token = token_arg(token)?;
         // SAFETY: the caller's contract above.
         let raw_amount = unsafe { strings::str_arg(raw_amount, "raw_amount") }?;
-        let sender = if sender.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's contract above.
-            Some(unsafe { strings::str_arg(sender, "sender") }?)
-        };
+        // SAFETY: the caller's contract above.
+        let sender = unsafe { strings::opt_str_arg(sender, "sender") }?;
         let deposit = devnet
             .running()
             .deposit(address, chain_id, token, raw_amount, sender)
@@ -358,6 +343,31 @@ pub unsafe extern "C" fn depositkit_devnet_deposit(
         }
         Ok(())
     })
+}
+
+/// The body of the exports that read what `address` holds of `token` and hand out the amount
+/// in smallest units as a decimal string.
+///
+/// # Safety
+/// `devnet` must be NULL or a live handle; `address` must be NULL or a NUL-terminated string;
+/// `out_raw` must be NULL or point to a writable `char *`.
+unsafe fn address_balance<T: std::fmt::Display>(
+    devnet: *const depositkit_devnet,
+    address: *const c_char,
+    token: u32,
+    out_raw: *mut *mut c_char,
+    read: impl FnOnce(&RunningDevnet, &str, TokenType) -> Result<T, ::depositkit_devnet::Error>,
+) -> FfiResult<()> {
+    // SAFETY: the caller's contract above.
+    let devnet = unsafe { devnet_arg(devnet) }?;
+    // SAFETY: the caller's contract above.
+    let address = unsafe { strings::str_arg(address, "address") }?;
+    let token = token_arg(token)?;
+    // SAFETY: the caller's contract above.
+    let out = unsafe { boundary::out(out_raw, "out_raw") }?;
+    let raw = read(&devnet.running(), address, token).map_err(devnet_error)?;
+    out.write(strings::owned(raw.to_string())?);
+    Ok(())
 }
 
 /// What `address` holds of `token` (a `depositkit_token_type` value) on `chain_id`, in smallest
@@ -383,18 +393,11 @@ pub unsafe extern "C" fn depositkit_devnet_ledger_balance(
     token: u32,
     out_raw: *mut *mut c_char,
 ) -> depositkit_status {
-    boundary::status(|| {
-        // SAFETY: the caller's contract above.
-        let devnet = unsafe { devnet_arg(devnet) }?;
-        // SAFETY: the caller's contract above.
-        let address = unsafe { strings::str_arg(address, "address") }?;
-        let token = token_arg(token)?;
-        // SAFETY: the caller's contract above.
-        let out = unsafe { boundary::out(out_raw, "out_raw") }?;
-        let raw =
-            devnet.running().ledger_balance(address, chain_id, token).map_err(devnet_error)?;
-        out.write(strings::owned(raw)?);
-        Ok(())
+    // SAFETY: the caller's contract above.
+    boundary::status(|| unsafe {
+        address_balance(devnet, address, token, out_raw, |running, address, token| {
+            running.ledger_balance(address, chain_id, token)
+        })
     })
 }
 
@@ -427,17 +430,11 @@ pub unsafe extern "C" fn depositkit_devnet_chain_balance(
     token: u32,
     out_raw: *mut *mut c_char,
 ) -> depositkit_status {
-    boundary::status(|| {
-        // SAFETY: the caller's contract above.
-        let devnet = unsafe { devnet_arg(devnet) }?;
-        // SAFETY: the caller's contract above.
-        let address = unsafe { strings::str_arg(address, "address") }?;
-        let token = token_arg(token)?;
-        // SAFETY: the caller's contract above.
-        let out = unsafe { boundary::out(out_raw, "out_raw") }?;
-        let raw = devnet.running().chain_balance(address, chain_id, token).map_err(devnet_error)?;
-        out.write(strings::owned(raw.to_string())?);
-        Ok(())
+    // SAFETY: the caller's contract above.
+    boundary::status(|| unsafe {
+        address_balance(devnet, address, token, out_raw, |running, address, token| {
+            running.chain_balance(address, chain_id, token)
+        })
     })
 }
 
@@ -624,12 +621,8 @@ pub unsafe extern "C" fn depositkit_devnet_inject_service_fault(
                 ),
             )
         })?;
-        let path = if path.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's contract above.
-            Some(unsafe { strings::str_arg(path, "path") }?)
-        };
+        // SAFETY: the caller's contract above.
+        let path = unsafe { strings::opt_str_arg(path, "path") }?;
         let fault = Fault {
             status: (status != 0).then_some(status),
             retry_after: None,
@@ -721,12 +714,8 @@ pub unsafe extern "C" fn depositkit_devnet_expire_sessions(
     boundary::status(|| {
         // SAFETY: the caller's contract above.
         let devnet = unsafe { devnet_arg(devnet) }?;
-        let owner = if owner_address.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's contract above.
-            Some(unsafe { strings::str_arg(owner_address, "owner_address") }?)
-        };
+        // SAFETY: the caller's contract above.
+        let owner = unsafe { strings::opt_str_arg(owner_address, "owner_address") }?;
         devnet.running().expire_sessions(owner);
         Ok(())
     })

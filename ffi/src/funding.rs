@@ -422,18 +422,6 @@ fn ensure_open(client: &depositkit_deposit_client) -> FfiResult<()> {
     Ok(())
 }
 
-/// An optional NUL-terminated string argument.
-///
-/// # Safety
-/// `ptr` must be NULL or a NUL-terminated string valid for `'a`.
-unsafe fn opt_str<'a>(ptr: *const c_char, param: &str) -> FfiResult<Option<&'a str>> {
-    if ptr.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: the caller's contract above.
-    unsafe { strings::str_arg(ptr, param) }.map(Some)
-}
-
 /// The body of the provider setters: checks `client`, `provider` and `address` in order, sets
 /// the provider through `set`, and on success records it in the slot of `kind` (the library
 /// now owns `user_data`). On failure `user_data` stays the caller's.
@@ -457,7 +445,7 @@ unsafe fn set_host_provider(
     let client = unsafe { client_arg(client) }?;
     let callback = provider.ok_or_else(|| FfiError::null_argument("provider"))?;
     // SAFETY: the caller's contract above.
-    let address = unsafe { opt_str(address, "address") }?;
+    let address = unsafe { strings::opt_str_arg(address, "address") }?;
     ensure_open(client)?;
     let host = HostProvider::new(callback, user_data, user_data_free);
     // Not `owned` yet: when `set` fails, dropping `host` leaves `user_data` alone.
@@ -507,7 +495,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_set_evm_wallet_url(
         // SAFETY: the caller's contract above.
         let url = unsafe { strings::str_arg(url, "url") }?;
         // SAFETY: the caller's contract above.
-        let address = unsafe { opt_str(address, "address") }?;
+        let address = unsafe { strings::opt_str_arg(address, "address") }?;
         ensure_open(client)?;
         client.inner.set_evm_wallet(EvmProvider::Url(url.to_owned()), address)?;
         let replaced = client.providers.replace(Kind::Evm, None);
@@ -1063,7 +1051,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_fund_from_wallet(
             ));
         }
         // SAFETY: the caller's contract above.
-        let raw_amount = match unsafe { opt_str(raw_amount, "raw_amount") }? {
+        let raw_amount = match unsafe { strings::opt_str_arg(raw_amount, "raw_amount") }? {
             None => None,
             Some(text) => Some(parse_raw_amount(text).map_err(|e| {
                 FfiError::new(

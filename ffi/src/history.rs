@@ -121,12 +121,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_get_token_transactions(
         let client = unsafe { client_arg(client) }?;
         // SAFETY: the caller's contract above.
         let address = unsafe { strings::str_arg(token_address, "token_address") }?;
-        let page_token = if page_token.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's contract above.
-            Some(unsafe { strings::str_arg(page_token, "page_token") }?)
-        };
+        // SAFETY: the caller's contract above.
+        let page_token = unsafe { strings::opt_str_arg(page_token, "page_token") }?;
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_json, "out_json") }?;
         let mut filter = TokenTransactionFilter::new(chain_id, address);

@@ -37,6 +37,25 @@ pub(crate) unsafe fn str_arg<'a>(ptr: *const c_char, param: &str) -> FfiResult<&
     })
 }
 
+/// Reads an optional NUL-terminated input string: `None` when `ptr` is NULL, else as
+/// [`str_arg`].
+///
+/// # Errors
+/// `DEPOSITKIT_STATUS_INVALID_UTF8` naming `param` when the bytes are not UTF-8.
+///
+/// # Safety
+/// As [`str_arg`].
+pub(crate) unsafe fn opt_str_arg<'a>(
+    ptr: *const c_char,
+    param: &str,
+) -> FfiResult<Option<&'a str>> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's contract above.
+    unsafe { str_arg(ptr, param) }.map(Some)
+}
+
 /// Turns `text` into a string owned by the caller, to be released with
 /// [`depositkit_string_free`].
 ///

@@ -15,7 +15,7 @@ use pyo3::{IntoPyObjectExt, intern};
 use crate::errors::to_py_err;
 
 /// The name of `obj`'s type, for a `TypeError` message.
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|name| name.to_string_lossy().into_owned())
@@ -65,6 +65,16 @@ pub(crate) fn str_arg<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow
         PyTypeError::new_err(format!("{what} must be a str, not {}", type_name(obj)))
     })?;
     Ok(text.to_cow().unwrap_or_else(|_| text.to_string_lossy()))
+}
+
+/// An optional argument: `None` when missing or `None`.
+pub(crate) fn given<'a, 'py>(obj: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    obj.filter(|o| !o.is_none())
+}
+
+/// An optional `str` argument ([`str_arg`] when [`given`]).
+pub(crate) fn text_opt(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<String>> {
+    given(obj).map(|o| str_arg(o, what).map(|s| s.into_owned())).transpose()
 }
 
 /// A token given as a `TokenType` member or a symbol in any letter case.

@@ -48,7 +48,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::blocking::{wait_for_raw, wait_sliced};
-use crate::conversions::{chain_id_arg, json_to_py, str_arg};
+use crate::conversions::{chain_id_arg, given, json_to_py, str_arg, text_opt, type_name};
 use crate::errors::to_py_err;
 use crate::events::{
     CallbackSlot, PyDepositAddresses, PyDetectedDeposit, PyLifecycleEvent, PyNotification,
@@ -58,8 +58,8 @@ use crate::events::{
     resolved_destination_dict,
 };
 use crate::funding::{
-    EvmProviderArg, PyFundingBalance, PyFundingTransferResult, address_arg, balance_arg,
-    callable_arg, evm_provider_arg, raw_amount_arg,
+    EvmProviderArg, PyFundingBalance, PyFundingTransferResult, balance_arg, callable_arg,
+    evm_provider_arg, raw_amount_arg,
 };
 use crate::onramp::{PyOnrampOrder, fiat_amount_arg, message_arg};
 use crate::providers::{FailureLog, ProviderRole, ProviderSlot, Providers};
@@ -259,14 +259,6 @@ fn config_error(py: Python<'_>, message: String) -> PyErr {
     to_py_err(py, Error::configuration(message))
 }
 
-/// The name of `obj`'s type, for a `TypeError` message.
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "<unknown type>".to_owned())
-}
-
 /// `repr(obj)`, cut to 80 characters.
 fn shown(obj: &Bound<'_, PyAny>) -> String {
     let text = obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".to_owned());
@@ -279,15 +271,6 @@ fn shown(obj: &Bound<'_, PyAny>) -> String {
 }
 
 // --- option conversion ------------------------------------------------------------------------
-
-/// `None` (the argument's default) for a missing argument or `None`.
-fn given<'a, 'py>(obj: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
-    obj.filter(|o| !o.is_none())
-}
-
-fn text_opt(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<String>> {
-    given(obj).map(|o| str_arg(o, name).map(|s| s.into_owned())).transpose()
-}
 
 /// An `int` (not `bool`) option that fits `T`, else `ConfigurationError` naming it.
 fn int_opt<'py, T>(
@@ -760,6 +743,11 @@ impl PyDepositClient {
         result
     }
 
+    /// A slot holding `callable` as the client's provider of `role`.
+    fn provider_slot(&self, callable: Py<PyAny>, role: ProviderRole) -> Arc<ProviderSlot> {
+        ProviderSlot::new(callable, role, Arc::clone(&self.failures))
+    }
+
     /// Puts `slot` in the provider slot `which` picks, after `set` (detached) accepted it.
     fn set_provider(
         &self,
@@ -819,6 +807,12 @@ impl PyDepositClient {
         // Detached: the event thread may be waiting for the GIL to finish a callback, and close()
         // waits for it (at most 5 s).
         py.detach(move || shared.close());
+        self.release_callables();
+    }
+
+    /// Drops every Python object the client holds for the core (callbacks, providers, kept
+    /// exceptions), closing or being collected.
+    fn release_callables(&self) {
         let slots: Vec<_> = self.callbacks().drain(..).collect();
         for (_, slot) in slots {
             drop(slot.clear());
@@ -1048,15 +1042,11 @@ impl PyDepositClient {
         provider: &Bound<'_, PyAny>,
         address: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let address = address_arg(address)?;
+        let address = text_opt(address, "address")?;
         let (core_provider, slot) = match evm_provider_arg(provider)? {
             EvmProviderArg::Url(url) => (EvmProvider::Url(url), None),
             EvmProviderArg::Callable(callable) => {
-                let slot = ProviderSlot::new(
-                    callable,
-                    ProviderRole::EvmWallet,
-                    Arc::clone(&self.failures),
-                );
+                let slot = self.provider_slot(callable, ProviderRole::EvmWallet);
                 (EvmProvider::Host(slot.provider()), Some(slot))
             }
         };
@@ -1075,10 +1065,9 @@ impl PyDepositClient {
         provider: &Bound<'_, PyAny>,
         address: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let address = address_arg(address)?;
+        let address = text_opt(address, "address")?;
         let callable = callable_arg(provider, "(method, params) -> result")?;
-        let slot =
-            ProviderSlot::new(callable, ProviderRole::SolanaWallet, Arc::clone(&self.failures));
+        let slot = self.provider_slot(callable, ProviderRole::SolanaWallet);
         let core_provider = slot.provider();
         self.set_provider(
             py,
@@ -1093,7 +1082,7 @@ impl PyDepositClient {
             None
         } else {
             let callable = callable_arg(provider, "(request) -> balances, or None")?;
-            Some(ProviderSlot::new(callable, ProviderRole::Balances, Arc::clone(&self.failures)))
+            Some(self.provider_slot(callable, ProviderRole::Balances))
         };
         let core_provider = slot.as_ref().map(ProviderSlot::provider);
         self.set_provider(
@@ -1460,13 +1449,7 @@ impl PyDepositClient {
     }
 
     fn __clear__(&self) {
-        let slots: Vec<_> = self.callbacks().drain(..).collect();
-        for (_, slot) in slots {
-            drop(slot.clear());
-        }
-        let providers = self.providers().clear();
-        drop(providers);
-        drop(self.failures.clear());
+        self.release_callables();
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -20,7 +20,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyMapping, PyString};
 
-use crate::conversions::{amount_arg, json_to_py, py_to_json, str_arg, token_arg, u256_to_py};
+use crate::conversions::{
+    amount_arg, given, json_to_py, py_to_json, str_arg, text_opt, token_arg, type_name, u256_to_py,
+};
 use crate::errors::to_py_err;
 use crate::events::py_repr;
 
@@ -117,13 +119,6 @@ fn closed_err(py: Python<'_>) -> PyErr {
     to_py_err(py, Error::new(ErrorKind::DepositSdk, "the devnet is closed"))
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "<unknown type>".to_owned())
-}
-
 /// A chain id; ids outside `u64` are refused as the devnet refuses unknown chains.
 fn chain_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
@@ -135,6 +130,15 @@ fn chain_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     obj.extract::<u64>().map_err(|_| {
         to_py_err(obj.py(), Error::invalid_argument(format!("unknown chain id {}", obj)))
     })
+}
+
+/// The `address, chain_id, token` arguments naming one balance line.
+fn line_args(
+    address: &Bound<'_, PyAny>,
+    chain_id: &Bound<'_, PyAny>,
+    token: &Bound<'_, PyAny>,
+) -> PyResult<(String, u64, TokenType)> {
+    Ok((str_arg(address, "address")?.into_owned(), chain_arg(chain_id)?, token_arg(token)?))
 }
 
 /// A count: an `int` from 0 to 2^32 - 1.
@@ -261,11 +265,8 @@ impl PyDevnet {
         chains: Option<&Bound<'_, PyAny>>,
         balance_api_key: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let chains = chains.filter(|c| !c.is_none()).map(chains_arg).transpose()?;
-        let balance_api_key = balance_api_key
-            .filter(|k| !k.is_none())
-            .map(|k| str_arg(k, "balance_api_key").map(|k| k.into_owned()))
-            .transpose()?;
+        let chains = given(chains).map(chains_arg).transpose()?;
+        let balance_api_key = text_opt(balance_api_key, "balance_api_key")?;
         let temp = match db_path {
             Some(_) => None,
             None => Some(TempDir::new().map_err(|e| {
@@ -338,10 +339,8 @@ impl PyDevnet {
         raw_amount: Option<&Bound<'_, PyAny>>,
         sender: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
-        let address = str_arg(address, "address")?.into_owned();
-        let chain_id = chain_arg(chain_id)?;
-        let token = token_arg(token)?;
-        let raw = match (amount.filter(|a| !a.is_none()), raw_amount.filter(|a| !a.is_none())) {
+        let (address, chain_id, token) = line_args(address, chain_id, token)?;
+        let raw = match (given(amount), given(raw_amount)) {
             (Some(amount), None) => human_amount(amount, token, chain_id)?,
             (None, Some(raw)) => amount_arg(raw)?,
             _ => {
@@ -350,10 +349,7 @@ impl PyDevnet {
                 ));
             }
         };
-        let sender = sender
-            .filter(|s| !s.is_none())
-            .map(|s| str_arg(s, "sender").map(|s| s.into_owned()))
-            .transpose()?;
+        let sender = text_opt(sender, "sender")?;
         let raw = raw.to_string();
         let deposit = self.with(py, |running| {
             running.deposit(&address, chain_id, token, &raw, sender.as_deref())
@@ -368,9 +364,7 @@ impl PyDevnet {
         chain_id: &Bound<'py, PyAny>,
         token: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let address = str_arg(address, "address")?.into_owned();
-        let chain_id = chain_arg(chain_id)?;
-        let token = token_arg(token)?;
+        let (address, chain_id, token) = line_args(address, chain_id, token)?;
         let raw = self.with(py, |running| running.ledger_balance(&address, chain_id, token))?;
         let raw = raw.parse::<U256>().map_err(|_| {
             to_py_err(
@@ -409,9 +403,7 @@ impl PyDevnet {
         chain_id: &Bound<'py, PyAny>,
         token: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let address = str_arg(address, "address")?.into_owned();
-        let chain_id = chain_arg(chain_id)?;
-        let token = token_arg(token)?;
+        let (address, chain_id, token) = line_args(address, chain_id, token)?;
         let raw = self.with(py, |running| running.chain_balance(&address, chain_id, token))?;
         u256_to_py(py, raw)
     }
@@ -468,10 +460,7 @@ impl PyDevnet {
 
     #[pyo3(signature = (user=None))]
     fn expire_sessions(&self, py: Python<'_>, user: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let user = user
-            .filter(|u| !u.is_none())
-            .map(|u| str_arg(u, "user").map(|u| u.into_owned()))
-            .transpose()?;
+        let user = text_opt(user, "user")?;
         self.with(py, |running| {
             running.expire_sessions(user.as_deref());
             Ok(())

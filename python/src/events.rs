@@ -4,7 +4,7 @@
 //! `TransactionsResponse` and `TokenTransactionsResponse`, and the five event classes
 //! `DepositLifecycleEvent`, `StatusChangedEvent`, `ErrorEvent`, `RefundEvent` and
 //! `RecoveryEvent`; plus [`CallbackSlot`], how a Python callable is held for the library's event
-//! thread.
+//! thread, over [`HeldCallable`], which the wallet providers use too.
 //!
 //! Every class here is frozen (immutable, shareable between threads) and wraps the core's own
 //! record, so the attribute values are exactly the core's. `to_dict()` is the core's serde form
@@ -1293,32 +1293,61 @@ pub(crate) fn resolved_destination_dict<'py>(
 
 // --- callbacks --------------------------------------------------------------------------------
 
-/// A Python callable held for the event thread. The closure the core calls owns an `Arc` of the
-/// slot, not the callable itself: the callable is reachable from Python's garbage collector
-/// through the client's `__traverse__` ([`CallbackSlot::traverse`]), and `__clear__` (or
-/// unsubscribing, or closing) empties the slot, which breaks a cycle callable → client.
-pub(crate) struct CallbackSlot {
-    callable: Mutex<Option<Py<PyAny>>>,
-}
+/// A Python callable that Rust holds on behalf of a client (an event callback, a wallet
+/// provider), visible to Python's garbage collector: the client's `__traverse__` visits it
+/// ([`HeldCallable::traverse`]) and `__clear__` (or closing) drops it ([`HeldCallable::clear`]),
+/// which breaks a cycle callable → client.
+pub(crate) struct HeldCallable(Mutex<Option<Py<PyAny>>>);
 
-impl CallbackSlot {
-    pub(crate) fn new(callable: Py<PyAny>) -> Arc<Self> {
-        Arc::new(CallbackSlot { callable: Mutex::new(Some(callable)) })
+impl HeldCallable {
+    pub(crate) fn new(callable: Py<PyAny>) -> Self {
+        HeldCallable(Mutex::new(Some(callable)))
     }
 
-    /// Visits the callable. A slot locked right now (by a delivery that holds the GIL, hence
-    /// never during a traversal on another thread) is skipped, which only makes the collector
-    /// keep the objects longer.
+    /// Visits the callable. One locked right now (by a call that holds the GIL, hence never
+    /// during a traversal on another thread) is skipped, which only makes the collector keep
+    /// the objects longer.
     pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        if let Ok(callable) = self.callable.try_lock() {
+        if let Ok(callable) = self.0.try_lock() {
             visit.call(callable.as_ref())?;
         }
         Ok(())
     }
 
+    /// Drops the callable (returned, to be released attached); `get` then finds nothing.
+    pub(crate) fn clear(&self) -> Option<Py<PyAny>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// A new reference to the callable, `None` once cleared. The lock is not held past this
+    /// call: the callable may release the GIL, and a garbage collection on another thread may
+    /// then need the lock (`__clear__`).
+    pub(crate) fn get(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map(|c| c.clone_ref(py))
+    }
+}
+
+/// A Python callable held for the event thread. The closure the core calls owns an `Arc` of the
+/// slot, not the callable itself: the callable is reachable from Python's garbage collector
+/// through the client's `__traverse__` ([`CallbackSlot::traverse`]), and `__clear__` (or
+/// unsubscribing, or closing) empties the slot, which breaks a cycle callable → client.
+pub(crate) struct CallbackSlot {
+    callable: HeldCallable,
+}
+
+impl CallbackSlot {
+    pub(crate) fn new(callable: Py<PyAny>) -> Arc<Self> {
+        Arc::new(CallbackSlot { callable: HeldCallable::new(callable) })
+    }
+
+    /// Visits the callable (see [`HeldCallable::traverse`]).
+    pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.callable.traverse(visit)
+    }
+
     /// Drops the callable; later events are no longer delivered to it.
     pub(crate) fn clear(&self) -> Option<Py<PyAny>> {
-        self.callable.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.callable.clear()
     }
 
     /// Calls the callable with the event `make` builds, on the calling (event) thread, attached
@@ -1327,13 +1356,7 @@ impl CallbackSlot {
     /// is shutting down.
     pub(crate) fn call(&self, make: impl FnOnce(Python<'_>) -> PyResult<Py<PyAny>>) {
         Python::try_attach(|py| {
-            let callable = self
-                .callable
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .as_ref()
-                .map(|c| c.clone_ref(py));
-            let Some(callable) = callable else { return };
+            let Some(callable) = self.callable.get(py) else { return };
             if let Err(err) = make(py).and_then(|event| callable.call1(py, (event,))) {
                 err.write_unraisable(py, Some(callable.bind(py)));
             }

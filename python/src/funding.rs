@@ -13,20 +13,13 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::conversions::{named_amount_arg, str_arg, u256_to_py};
+use crate::conversions::{given, named_amount_arg, str_arg, type_name, u256_to_py};
 use crate::events::{py_repr, record_to_dict};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFundingBalance>()?;
     m.add_class::<PyFundingTransferResult>()?;
     Ok(())
-}
-
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "<unknown type>".to_owned())
 }
 
 /// What `set_evm_wallet` was given as its provider.
@@ -62,11 +55,6 @@ pub(crate) fn callable_arg(obj: &Bound<'_, PyAny>, shape: &str) -> PyResult<Py<P
     )))
 }
 
-/// An optional address argument.
-pub(crate) fn address_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
-    obj.filter(|o| !o.is_none()).map(|o| str_arg(o, "address").map(|s| s.into_owned())).transpose()
-}
-
 /// `fund_from_wallet`'s balance: a `FundingBalance`.
 pub(crate) fn balance_arg(obj: &Bound<'_, PyAny>) -> PyResult<FundingBalance> {
     match obj.cast::<PyFundingBalance>() {
@@ -80,7 +68,7 @@ pub(crate) fn balance_arg(obj: &Bound<'_, PyAny>) -> PyResult<FundingBalance> {
 
 /// `fund_from_wallet`'s amount: `None` (the maximum) or an `int` from 0 to 2^256 - 1.
 pub(crate) fn raw_amount_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<U256>> {
-    obj.filter(|o| !o.is_none()).map(|o| named_amount_arg(o, "raw_amount")).transpose()
+    given(obj).map(|o| named_amount_arg(o, "raw_amount")).transpose()
 }
 
 // --- records ----------------------------------------------------------------------------------

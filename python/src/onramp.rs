@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyMapping, PyString};
 use serde_json::Value;
 
-use crate::conversions::{py_to_json, str_arg};
+use crate::conversions::{given, py_to_json, str_arg, type_name};
 use crate::errors::to_py_err;
 use crate::events::{destination_dict, py_repr, record_to_dict};
 
@@ -22,18 +22,11 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "<unknown type>".to_owned())
-}
-
 /// `open_onramp`'s fiat amount: `None`, or an `int`, `float` or `decimal.Decimal` (not
 /// `bool`). The core refuses non-positive and non-finite amounts; an `int` too large for a
 /// float is refused here the same way.
 pub(crate) fn fiat_amount_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
-    let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(None) };
+    let Some(obj) = given(obj) else { return Ok(None) };
     let py = obj.py();
     let decimal = py.import(intern!(py, "decimal"))?.getattr(intern!(py, "Decimal"))?;
     let is_number = obj.is_instance_of::<PyInt>()

@@ -28,6 +28,7 @@ use pyo3::{PyTraverseError, PyVisit, intern};
 use serde_json::Value;
 
 use crate::conversions::{json_to_py, py_to_json};
+use crate::events::HeldCallable;
 
 /// Where `ProviderError` is defined.
 const FUNDING_MODULE: &str = "depositkit._funding";
@@ -115,7 +116,7 @@ impl FailureLog {
 
 /// A Python callable serving as one provider of a client.
 pub(crate) struct ProviderSlot {
-    callable: Mutex<Option<Py<PyAny>>>,
+    callable: HeldCallable,
     role: ProviderRole,
     failures: Arc<FailureLog>,
 }
@@ -126,7 +127,7 @@ impl ProviderSlot {
         role: ProviderRole,
         failures: Arc<FailureLog>,
     ) -> Arc<ProviderSlot> {
-        Arc::new(ProviderSlot { callable: Mutex::new(Some(callable)), role, failures })
+        Arc::new(ProviderSlot { callable: HeldCallable::new(callable), role, failures })
     }
 
     /// The core's view of this slot.
@@ -134,30 +135,19 @@ impl ProviderSlot {
         Arc::new(PyProvider(Arc::clone(self)))
     }
 
-    /// Visits the callable (skipped while locked, which only delays its collection).
+    /// Visits the callable (see [`HeldCallable::traverse`]).
     pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        if let Ok(callable) = self.callable.try_lock() {
-            visit.call(callable.as_ref())?;
-        }
-        Ok(())
+        self.callable.traverse(visit)
     }
 
     /// Drops the callable: later requests fail as "dropped".
     pub(crate) fn clear(&self) -> Option<Py<PyAny>> {
-        self.callable.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.callable.clear()
     }
 
     /// Runs one request, attached.
     fn call(&self, py: Python<'_>, method: &str, params: &Value) -> Result<Value, ProviderError> {
-        // The lock is not held across the call: the callable may release the GIL, and a
-        // garbage collection on another thread may then need the lock (`__clear__`).
-        let callable = self
-            .callable
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .map(|c| c.clone_ref(py));
-        let Some(callable) = callable else {
+        let Some(callable) = self.callable.get(py) else {
             return Err(ProviderError::new(
                 ProviderError::INTERNAL,
                 format!("{} was dropped (its client was closed)", self.role.describe()),

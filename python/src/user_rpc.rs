@@ -21,7 +21,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
 
 use crate::blocking::wait_for;
-use crate::conversions::{json_to_py, str_arg};
+use crate::conversions::{json_to_py, str_arg, type_name};
 use crate::errors::to_py_err;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -184,14 +184,6 @@ impl PyUserRpcClient {
 /// The text of `text` as Python's `repr()` writes it (quotes and escapes included).
 fn py_repr(py: Python<'_>, text: &str) -> PyResult<String> {
     Ok(PyString::new(py, text).repr()?.to_string())
-}
-
-/// The name of `obj`'s type, for a `TypeError` message.
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "<unknown type>".to_owned())
 }
 
 /// `timeout`: an `int` or `float` number of seconds, above zero and at most the core's

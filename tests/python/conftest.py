@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import dataclasses
 import json
 import pathlib
@@ -375,16 +376,18 @@ def net() -> Iterator[Any]:
         yield devnet
 
 
-@pytest.fixture
-def make_client(net: Any) -> Iterator[Any]:
-    """``make_client(destination=..., owner=..., **options)``: a ``DepositClient`` of a fresh
-    owner on ``net`` with the FAST_CLIENT knobs, closed after the test; devnet faults are
-    cleared after the test too."""
+@contextlib.contextmanager
+def client_factory(net: Any, **defaults: Any) -> Iterator[Any]:
+    """``make(destination=..., owner=..., **options)``: a ``DepositClient`` of a fresh owner on
+    ``net`` with the FAST_CLIENT knobs and, for the options not given, a copy of each of
+    ``defaults``. Every client it made is closed on leaving the ``with`` block."""
     import depositkit
 
     clients: list[Any] = []
 
     def make(destination: Any = None, owner: Optional[str] = None, **options: Any) -> Any:
+        for key, value in defaults.items():
+            options.setdefault(key, copy.copy(value))
         client = depositkit.DepositClient(
             owner or new_owner(),
             destination if destination is not None else {"chain_id": depositkit.CHAIN.ARBITRUM},
@@ -398,6 +401,17 @@ def make_client(net: Any) -> Iterator[Any]:
     finally:
         for client in clients:
             client.close()
+
+
+@pytest.fixture
+def make_client(net: Any) -> Iterator[Any]:
+    """``make_client(destination=..., owner=..., **options)``: a ``DepositClient`` of a fresh
+    owner on ``net`` with the FAST_CLIENT knobs, closed after the test; devnet faults are
+    cleared after the test too."""
+    try:
+        with client_factory(net) as make:
+            yield make
+    finally:
         net.clear_faults()
 
 
@@ -481,22 +495,5 @@ def make_chain_client(chain_net: Any, local_funding: dict[str, Any]) -> Iterator
     """``make_chain_client(destination=..., owner=..., funding=..., **options)``: a
     ``DepositClient`` of a fresh owner on ``chain_net`` with the FAST_CLIENT knobs and, unless
     ``funding`` says otherwise, ``local_funding``; closed after the test."""
-    import depositkit
-
-    clients: list[Any] = []
-
-    def make(destination: Any = None, owner: Optional[str] = None, **options: Any) -> Any:
-        options.setdefault("funding", dict(local_funding))
-        client = depositkit.DepositClient(
-            owner or new_owner(),
-            destination if destination is not None else {"chain_id": depositkit.CHAIN.ARBITRUM},
-            **{"services_url": chain_net.services_url, **FAST_CLIENT, **options},
-        )
-        clients.append(client)
-        return client
-
-    try:
+    with client_factory(chain_net, funding=local_funding) as make:
         yield make
-    finally:
-        for client in clients:
-            client.close()

@@ -9,12 +9,9 @@ use std::time::{Duration, Instant};
 use alloy_primitives::{Address, B256, U256};
 use serde_json::{Value, json};
 
-use super::rpc::{JsonRpcClient, malformed, quantity_u64};
+use super::rpc::{JsonRpcClient, malformed, poll_until, quantity_u64};
 use crate::error::{Error, ErrorKind, Result};
 use crate::services::HttpSettings;
-
-/// How often [`EvmRpc::wait_for_receipt`] asks for the receipt.
-const RECEIPT_POLL: Duration = Duration::from_millis(100);
 
 /// A transaction receipt (`eth_getTransactionReceipt`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,20 +213,16 @@ impl EvmRpc {
     /// [`ErrorKind::Timeout`] naming the hash when no receipt came in time; otherwise as
     /// [`receipt`](EvmRpc::receipt).
     pub fn wait_for_receipt(&self, hash: B256, timeout: Duration) -> Result<Receipt> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(receipt) = self.receipt(hash)? {
-                return Ok(receipt);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::new(
+        poll_until(
+            Instant::now() + timeout,
+            || self.receipt(hash),
+            || {
+                Error::new(
                     ErrorKind::Timeout,
                     format!("transaction {hash} has no receipt after {timeout:?}"),
-                ));
-            }
-            std::thread::sleep(RECEIPT_POLL.min(deadline - now));
-        }
+                )
+            },
+        )
     }
 
     /// `eth_getLogs(filter)`; `filter` is the JSON-RPC filter object

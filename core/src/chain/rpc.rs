@@ -2,6 +2,7 @@
 //! [`SolanaRpc`](super::solana::SolanaRpc).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -141,6 +142,28 @@ pub(crate) fn origin(url: &str) -> String {
         format!("{scheme}://{host}")
     } else {
         format!("{scheme}://{host}/…")
+    }
+}
+
+/// How often a wait asks the node again (for a receipt, a signature's status).
+const POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Asks `poll` every [`POLL_INTERVAL`] until it finds something, or fails with the error `late`
+/// builds once `deadline` has passed. An error of `poll` ends the wait.
+pub(crate) fn poll_until<T>(
+    deadline: Instant,
+    mut poll: impl FnMut() -> Result<Option<T>>,
+    late: impl FnOnce() -> Error,
+) -> Result<T> {
+    loop {
+        if let Some(found) = poll()? {
+            return Ok(found);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(late());
+        }
+        std::thread::sleep(POLL_INTERVAL.min(left));
     }
 }
 

@@ -9,13 +9,10 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::rpc::{JsonRpcClient, malformed};
+use super::rpc::{JsonRpcClient, malformed, poll_until};
 use super::solana_tx::{Hash, Message, Pubkey, Signature};
 use crate::error::{Error, ErrorKind, Result};
 use crate::services::HttpSettings;
-
-/// How often [`SolanaRpc::wait_confirmed`] asks for the status.
-const STATUS_POLL: Duration = Duration::from_millis(100);
 
 const COMMITMENT: &str = "confirmed";
 
@@ -227,10 +224,7 @@ impl SolanaRpc {
             METHOD,
             json!([encoded, {"encoding": "base64", "preflightCommitment": COMMITMENT}]),
         )?;
-        value
-            .as_str()
-            .and_then(|t| t.parse::<Signature>().ok())
-            .ok_or_else(|| malformed(METHOD, "a signature", &value))
+        parse_signature(METHOD, &value)
     }
 
     /// `getSignatureStatuses` of one signature (searching history): `None` while the node
@@ -273,22 +267,19 @@ impl SolanaRpc {
         signature: &Signature,
         timeout: Duration,
     ) -> Result<SignatureStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.signature_status(signature)?
-                && (status.err.is_some() || status.is_confirmed())
-            {
-                return Ok(status);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::new(
+        poll_until(
+            Instant::now() + timeout,
+            || {
+                let status = self.signature_status(signature)?;
+                Ok(status.filter(|s| s.err.is_some() || s.is_confirmed()))
+            },
+            || {
+                Error::new(
                     ErrorKind::Timeout,
                     format!("transaction {signature} was not confirmed within {timeout:?}"),
-                ));
-            }
-            std::thread::sleep(STATUS_POLL.min(deadline - now));
-        }
+                )
+            },
+        )
     }
 
     /// `requestAirdrop` of `lamports` to `pubkey` (test validators only): the signature.
@@ -298,16 +289,20 @@ impl SolanaRpc {
     pub fn request_airdrop(&self, pubkey: &Pubkey, lamports: u64) -> Result<Signature> {
         const METHOD: &str = "requestAirdrop";
         let value = self.request_once(METHOD, json!([pubkey.to_string(), lamports]))?;
-        value
-            .as_str()
-            .and_then(|t| t.parse::<Signature>().ok())
-            .ok_or_else(|| malformed(METHOD, "a signature", &value))
+        parse_signature(METHOD, &value)
     }
 }
 
 /// The `value` of an RPC response with context (`{"context": …, "value": …}`).
 fn context_value<'a>(method: &str, answer: &'a Value) -> Result<&'a Value> {
     answer.get("value").ok_or_else(|| malformed(method, "{\"context\", \"value\"}", answer))
+}
+
+fn parse_signature(method: &str, value: &Value) -> Result<Signature> {
+    value
+        .as_str()
+        .and_then(|t| t.parse::<Signature>().ok())
+        .ok_or_else(|| malformed(method, "a signature", value))
 }
 
 fn parse_token_account(method: &str, item: &Value) -> Result<TokenAccount> {

@@ -8,7 +8,6 @@
 //! cover it. The wait for the receipt is bounded by the client's call timeout.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use alloy_primitives::{Address, B256};
 use serde_json::{Value, json};
@@ -17,10 +16,12 @@ use super::Funding;
 use super::balance::FundingBalance;
 use super::provider::{Serialized, hex_u64};
 use super::transfer::{
-    Deadline, FundingTransferResult, funding_error, provider_failure, rpc_failure,
+    Deadline, FundingTransferResult, check_native_amount, deposit_address, funding_error, human,
+    other_wallet, provider_failure, rpc_failure,
 };
 use crate::chain::erc20;
 use crate::chain::evm::{EvmRpc, Receipt, quantity, quantity_u256};
+use crate::chain::rpc::poll_until;
 use crate::chains::{Chain, get_chain_name};
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
@@ -29,8 +30,6 @@ use crate::units::{U256, format_units};
 
 /// Gas of a plain native transfer.
 const NATIVE_TRANSFER_GAS: u64 = 21_000;
-/// How often the receipt is asked for.
-const RECEIPT_POLL: Duration = Duration::from_millis(100);
 
 /// Where the chain's state is read: the configured node of the chain when
 /// `funding.evmRpcUrls` names one, else the wallet's own provider.
@@ -57,14 +56,6 @@ impl Reader {
     }
 }
 
-/// `value` in whole units of a token with `decimals`, with its symbol.
-fn human(value: U256, decimals: u8, symbol: &str) -> String {
-    match format_units(value, u32::from(decimals)) {
-        Ok(text) => format!("{text} {symbol}"),
-        Err(_) => format!("{value} raw {symbol}"),
-    }
-}
-
 impl Funding {
     /// Sends `raw_amount` (default: the gas-adjusted maximum) of `balance` to `to`.
     pub(crate) fn fund_evm(
@@ -83,17 +74,9 @@ impl Funding {
         let native_decimals = 18;
         let (provider, from) = self.evm_wallet()?;
         if !balance.wallet_address().eq_ignore_ascii_case(&from) {
-            return Err(funding_error(format!(
-                "this balance belongs to wallet {}, but the connected EVM wallet is {from}; call get_wallet_balances() again",
-                balance.wallet_address()
-            )));
+            return Err(other_wallet(balance, "EVM", &from));
         }
-        let to_address: Address = to.parse().map_err(|_| {
-            Error::new(
-                ErrorKind::Internal,
-                format!("deposit address {} is not an EVM address", quote(to)),
-            )
-        })?;
+        let to_address: Address = deposit_address(to, "an EVM address")?;
         self.switch_chain(&provider, chain_id)?;
         let reader = match self.config.evm_rpc_urls.get(&chain_id) {
             Some(_) => match self.evm_node(chain_id) {
@@ -120,22 +103,9 @@ impl Funding {
                     ))
                 })?;
                 let amount = raw_amount.unwrap_or(max);
-                if amount > held_native {
-                    return Err(funding_error(format!(
-                        "insufficient funds: sending {} needs more than the wallet's {}",
-                        human(amount, native_decimals, sym),
-                        human(held_native, native_decimals, sym)
-                    )));
-                }
-                if amount > max {
-                    return Err(funding_error(format!(
-                        "insufficient gas: sending {} leaves {} for gas, which needs {}; send at most {}",
-                        human(amount, native_decimals, sym),
-                        human(held_native - amount, native_decimals, sym),
-                        human(fee, native_decimals, sym),
-                        human(max, native_decimals, sym)
-                    )));
-                }
+                check_native_amount(amount, held_native, fee, max, "gas", |v| {
+                    human(v, native_decimals, sym)
+                })?;
                 let tx = json!({
                     "from": from, "to": to, "value": quantity(amount),
                     "gas": quantity(U256::from(NATIVE_TRANSFER_GAS)), "gasPrice": quantity(gas_price),
@@ -252,24 +222,23 @@ impl Funding {
 }
 
 fn wait_receipt(reader: &Reader, chain_id: u64, hash: B256, deadline: Deadline) -> Result<Receipt> {
-    loop {
+    let receipt = || {
         let answer =
             reader.read(chain_id, "eth_getTransactionReceipt", json!([hash.to_string()]))?;
-        if !answer.is_null() {
-            return Receipt::from_json(&answer).map_err(|e| rpc_failure(chain_id, e));
+        if answer.is_null() {
+            return Ok(None);
         }
-        let left = deadline.remaining();
-        if left.is_zero() {
-            return Err(Error::new(
-                ErrorKind::Timeout,
-                format!(
-                    "transaction {hash} was sent on {} but has no receipt yet; it may still be mined",
-                    get_chain_name(chain_id)
-                ),
-            ));
-        }
-        std::thread::sleep(RECEIPT_POLL.min(left));
-    }
+        Receipt::from_json(&answer).map(Some).map_err(|e| rpc_failure(chain_id, e))
+    };
+    poll_until(deadline.at(), receipt, || {
+        Error::new(
+            ErrorKind::Timeout,
+            format!(
+                "transaction {hash} was sent on {} but has no receipt yet; it may still be mined",
+                get_chain_name(chain_id)
+            ),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -281,6 +250,7 @@ mod tests {
     use crate::services::HttpSettings;
     use crate::tokens::TokenType;
     use std::sync::Mutex;
+    use std::time::Duration;
 
     const WALLET: &str = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
     const DEPOSIT: &str = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";

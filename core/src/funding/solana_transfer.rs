@@ -13,7 +13,8 @@ use serde_json::json;
 use super::Funding;
 use super::balance::FundingBalance;
 use super::transfer::{
-    Deadline, FundingTransferResult, funding_error, provider_failure, rpc_failure,
+    Deadline, FundingTransferResult, check_native_amount, deposit_address, funding_error, human,
+    other_wallet, provider_failure, rpc_failure,
 };
 use crate::chain::solana::{SolanaRpc, TokenAccount};
 use crate::chain::solana_tx::{
@@ -42,14 +43,7 @@ pub(crate) fn pick_token_account<'a>(
 }
 
 fn sol(lamports: u64) -> String {
-    human(lamports, SOL_DECIMALS, "SOL")
-}
-
-fn human(raw: u64, decimals: u8, symbol: &str) -> String {
-    match format_units(U256::from(raw), u32::from(decimals)) {
-        Ok(text) => format!("{text} {symbol}"),
-        Err(_) => format!("{raw} raw {symbol}"),
-    }
+    human(U256::from(lamports), SOL_DECIMALS, "SOL")
 }
 
 /// The requested amount as `u64` (Solana amounts are 64-bit).
@@ -78,17 +72,9 @@ impl Funding {
     ) -> Result<FundingTransferResult> {
         let (provider, from) = self.solana_wallet()?;
         if balance.wallet_address() != from.to_string() {
-            return Err(funding_error(format!(
-                "this balance belongs to wallet {}, but the connected Solana wallet is {from}; call get_wallet_balances() again",
-                balance.wallet_address()
-            )));
+            return Err(other_wallet(balance, "Solana", &from.to_string()));
         }
-        let to_key: Pubkey = to.parse().map_err(|_| {
-            Error::new(
-                ErrorKind::Internal,
-                format!("deposit address {} is not a Solana address", quote(to)),
-            )
-        })?;
+        let to_key: Pubkey = deposit_address(to, "a Solana address")?;
         let node = self.solana_node();
         let rpc = |e: Error| rpc_failure(SOLANA, e);
         let lamports = node.balance(&from).map_err(rpc)?;
@@ -107,22 +93,14 @@ impl Funding {
                     ))
                 })?;
                 let amount = requested(raw_amount, SOL_DECIMALS, "SOL")?.unwrap_or(max);
-                if amount > lamports {
-                    return Err(funding_error(format!(
-                        "insufficient funds: sending {} needs more than the wallet's {}",
-                        sol(amount),
-                        sol(lamports)
-                    )));
-                }
-                if amount > max {
-                    return Err(funding_error(format!(
-                        "insufficient gas: sending {} leaves {} for the fee, which needs {}; send at most {}",
-                        sol(amount),
-                        sol(lamports - amount),
-                        sol(fee),
-                        sol(max)
-                    )));
-                }
+                check_native_amount(
+                    U256::from(amount),
+                    U256::from(lamports),
+                    U256::from(fee),
+                    U256::from(max),
+                    "the fee",
+                    |v| human(v, SOL_DECIMALS, "SOL"),
+                )?;
                 check_wallet_rent(lamports - fee - amount, rent_floor)?;
                 check_new_account(&node, &to_key, amount, rent_floor)?;
                 (vec![system_transfer(&from, &to_key, amount)], amount)
@@ -140,8 +118,8 @@ impl Funding {
                 if amount == 0 || amount > source.raw_amount {
                     return Err(funding_error(format!(
                         "insufficient funds: sending {} needs more than the wallet's {} (in {})",
-                        human(amount, balance.decimals(), symbol),
-                        human(source.raw_amount, balance.decimals(), symbol),
+                        human(U256::from(amount), balance.decimals(), symbol),
+                        human(U256::from(source.raw_amount), balance.decimals(), symbol),
                         source.address
                     )));
                 }

@@ -1,16 +1,19 @@
 //! What a funding transfer returns, and the failure messages both chains share
 //! (`docs/funding.md` §4).
 
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::balance::FundingBalance;
 use super::provider::ProviderError;
 use crate::chains::get_chain_name;
+use crate::describe::quote;
 use crate::error::{Error, ErrorKind};
 use crate::tokens::TokenType;
-use crate::units::U256;
+use crate::units::{U256, format_units};
 
 /// A transfer [`fund_from_wallet`](crate::deposit::DepositClient::fund_from_wallet) made.
 ///
@@ -50,6 +53,61 @@ fn as_decimal<S: serde::Serializer>(value: &U256, serializer: S) -> Result<S::Ok
 /// A [`ErrorKind::Funding`] error.
 pub(crate) fn funding_error(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::Funding, message)
+}
+
+/// `value` in whole units of a token with `decimals`, with its symbol (`"1.5 ETH"`).
+pub(crate) fn human(value: U256, decimals: u8, symbol: &str) -> String {
+    match format_units(value, u32::from(decimals)) {
+        Ok(text) => format!("{text} {symbol}"),
+        Err(_) => format!("{value} raw {symbol}"),
+    }
+}
+
+/// The deposit address `to`, parsed; the client made it, so a failure is an internal error
+/// (`what`: "an EVM address", "a Solana address").
+pub(crate) fn deposit_address<T: FromStr>(to: &str, what: &str) -> Result<T, Error> {
+    to.parse().map_err(|_| {
+        Error::new(ErrorKind::Internal, format!("deposit address {} is not {what}", quote(to)))
+    })
+}
+
+/// The error for a `balance` read from another wallet than the `family` ("EVM", "Solana")
+/// wallet connected now.
+pub(crate) fn other_wallet(balance: &FundingBalance, family: &str, connected: &str) -> Error {
+    funding_error(format!(
+        "this balance belongs to wallet {}, but the connected {family} wallet is {connected}; call get_wallet_balances() again",
+        balance.wallet_address()
+    ))
+}
+
+/// The checks of a native transfer of `amount` from a wallet holding `held`, of which `fee`
+/// goes to the network, so that at most `max` (`held - fee`) can be sent. `fee_use` names the
+/// fee in messages ("gas", "the fee"); `show` writes an amount with its symbol.
+pub(crate) fn check_native_amount(
+    amount: U256,
+    held: U256,
+    fee: U256,
+    max: U256,
+    fee_use: &str,
+    show: impl Fn(U256) -> String,
+) -> Result<(), Error> {
+    if amount > held {
+        return Err(funding_error(format!(
+            "insufficient funds: sending {} needs more than the wallet's {}",
+            show(amount),
+            show(held)
+        )));
+    }
+    if amount > max {
+        return Err(funding_error(format!(
+            "insufficient gas: sending {} leaves {} for {fee_use}, which needs {}; send at most {}",
+            show(amount),
+            show(held - amount),
+            show(fee),
+            show(max)
+        )));
+    }
+    Ok(())
 }
 
 /// A node's failure on `chain_id`: `RPC failure on <chain>: …`. A deadline that passed keeps
@@ -94,6 +152,11 @@ impl Deadline {
     /// The time left.
     pub(crate) fn remaining(self) -> Duration {
         self.0.saturating_duration_since(Instant::now())
+    }
+
+    /// The moment itself.
+    pub(crate) fn at(self) -> Instant {
+        self.0
     }
 }
 

@@ -210,23 +210,27 @@ fn observation(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn account() -> UaAccount {
-        UaAccount {
-            id: "acc_1".into(),
-            owner: "0xowner".into(),
-            evm_address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed".into(),
-            solana_address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".into(),
-        }
-    }
+    use crate::store::test_support::ua_account as account;
 
     fn transfer(hash: &str, amount: u64) -> ObservedTransfer {
         ObservedTransfer { tx_hash: hash.into(), sender: None, raw_amount: U256::from(amount) }
     }
 
+    /// [`observation`] of `line` (the account's `token` on Base) finding `balance` now.
+    fn observe(
+        token: TokenType,
+        line: &ChainLine,
+        balance: u64,
+        scanned_block: Option<u64>,
+        transfers: impl FnOnce() -> Vec<ObservedTransfer>,
+    ) -> Option<Observation> {
+        let prices = Prices::default();
+        let balance = U256::from(balance);
+        observation(&account(), 8453, token, line, balance, scanned_block, &prices, transfers)
+    }
+
     #[test]
     fn received_counts_only_new_money() {
-        let prices = Prices::default();
         let line = ChainLine {
             received: U256::from(100u64),
             balance: U256::from(40u64),
@@ -234,71 +238,25 @@ mod tests {
             ..ChainLine::default()
         };
         // Unchanged: nothing to record.
-        let none = observation(
-            &account(),
-            8453,
-            TokenType::USDC,
-            &line,
-            U256::from(40u64),
-            None,
-            &prices,
-            Vec::new,
-        );
-        assert!(none.is_none());
+        assert!(observe(TokenType::USDC, &line, 40, None, Vec::new).is_none());
         // 25 more arrived, in two logs that add up.
-        let seen = observation(
-            &account(),
-            8453,
-            TokenType::USDC,
-            &line,
-            U256::from(65u64),
-            Some(9),
-            &prices,
-            || vec![transfer("0xa", 5), transfer("0xb", 20)],
-        )
+        let seen = observe(TokenType::USDC, &line, 65, Some(9), || {
+            vec![transfer("0xa", 5), transfer("0xb", 20)]
+        })
         .unwrap();
         assert_eq!(seen.received, U256::from(125u64));
         assert_eq!(seen.transfers, [transfer("0xa", 5), transfer("0xb", 20)]);
         // Logs that do not add up: one receive of the increase.
-        let seen = observation(
-            &account(),
-            8453,
-            TokenType::USDC,
-            &line,
-            U256::from(65u64),
-            Some(9),
-            &prices,
-            || vec![transfer("0xa", 5)],
-        )
-        .unwrap();
+        let seen =
+            observe(TokenType::USDC, &line, 65, Some(9), || vec![transfer("0xa", 5)]).unwrap();
         assert_eq!(seen.transfers.len(), 1);
         assert_eq!(seen.transfers[0].raw_amount, U256::from(25u64));
         assert_eq!(seen.transfers[0].sender, None);
         // Gas devnet sent is not money received; a lower balance lowers nothing.
         let gas = ChainLine { gas_sent: U256::from(7u64), ..line };
-        let seen = observation(
-            &account(),
-            8453,
-            TokenType::ETH,
-            &gas,
-            U256::from(47u64),
-            None,
-            &prices,
-            Vec::new,
-        )
-        .unwrap();
+        let seen = observe(TokenType::ETH, &gas, 47, None, Vec::new).unwrap();
         assert_eq!((seen.received, seen.transfers.len()), (U256::from(100u64), 0));
-        let seen = observation(
-            &account(),
-            8453,
-            TokenType::ETH,
-            &line,
-            U256::from(10u64),
-            None,
-            &prices,
-            Vec::new,
-        )
-        .unwrap();
+        let seen = observe(TokenType::ETH, &line, 10, None, Vec::new).unwrap();
         assert_eq!(
             (seen.received, seen.balance, seen.transfers.len()),
             (U256::from(100u64), U256::from(10u64), 0)

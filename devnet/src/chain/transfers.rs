@@ -90,10 +90,12 @@ pub fn run(
     let mut source_tx_hash = None;
     if src_backed {
         let keys = deposit_keys(account, quote.src_chain_id)?;
-        let collected = if quote.src_chain_id == SOLANA_CHAIN_ID {
-            collect_solana(chains, store, quote, &keys)?
-        } else {
-            collect_evm(chains, store, quote, &keys)?
+        let collected = match existing_collect(chains, store, quote)? {
+            Some(done) => done,
+            None if quote.src_chain_id == SOLANA_CHAIN_ID => {
+                collect_solana(chains, store, quote, &keys)?
+            }
+            None => collect_evm(chains, store, quote, &keys)?,
         };
         match collected {
             Ok(hash) => source_tx_hash = Some(hash),
@@ -199,20 +201,16 @@ fn existing_collect(
     }))
 }
 
+/// A new collection on an EVM chain: the gas from the vault (resumed when stored), then the
+/// collection itself.
 fn collect_evm(
     chains: &Chains,
     store: &Store,
     quote: &QuoteRecord,
     keys: &KeyPair,
 ) -> Result<Collected, ChainFailure> {
-    if let Some(done) = existing_collect(chains, store, quote)? {
-        return Ok(done);
-    }
     let chain = chains.evm(quote.src_chain_id)?;
-    let asset = chains
-        .config()
-        .asset(quote.src_chain_id, quote.src_token)
-        .ok_or_else(|| chain.fail(format!("{} is not on the chain", quote.src_token)))?;
+    let asset = asset_on(chains, quote.src_chain_id, quote.src_token)?;
     let owner = keys.evm.address();
     let vault = chains.vault();
     let (to, value, data, gas_limit) = match asset {
@@ -263,21 +261,11 @@ fn collect_evm(
     // The collection, paying exactly the gas sent (at most).
     let price = gas_sent / U256::from(gas_limit.max(1));
     let signed = chain.sign(&keys.evm, to, value, data, gas_limit, price)?;
-    let leg = new_leg(
-        quote,
-        LegKind::Collect,
-        chain.chain_id(),
-        signed.hash.to_string(),
-        signed.raw,
-        quote.src_raw,
-    );
-    store.insert_leg(&leg)?;
-    Ok(match drive(chains, store, quote, &leg)? {
-        (LegState::Done, _) => Ok(leg.tx_hash),
-        (_, why) => {
-            Err((Some(leg.tx_hash), why.unwrap_or_else(|| "the collection reverted".into())))
-        }
-    })
+    let collected =
+        run_collect(chains, store, quote, chain.chain_id(), signed.hash.to_string(), signed.raw)?;
+    Ok(collected.map_err(|(hash, why)| {
+        (Some(hash), why.unwrap_or_else(|| "the collection reverted".into()))
+    }))
 }
 
 fn gas_failed(chain_id: u64, why: Option<String>) -> ChainError {
@@ -290,20 +278,15 @@ fn gas_failed(chain_id: u64, why: Option<String>) -> ChainError {
     )
 }
 
+/// A new collection on Solana, the vault paying the fee.
 fn collect_solana(
     chains: &Chains,
     store: &Store,
     quote: &QuoteRecord,
     keys: &KeyPair,
 ) -> Result<Collected, ChainFailure> {
-    if let Some(done) = existing_collect(chains, store, quote)? {
-        return Ok(done);
-    }
     let chain = chains.solana()?;
-    let asset = chains
-        .config()
-        .asset(SOLANA_CHAIN_ID, quote.src_token)
-        .ok_or_else(|| chain.fail(format!("{} is not on the chain", quote.src_token)))?;
+    let asset = asset_on(chains, SOLANA_CHAIN_ID, quote.src_token)?;
     let vault = chains.vault();
     let vault_key = Pubkey::new_from_array(vault.solana.public_key());
     let deposit = Pubkey::new_from_array(keys.solana.public_key());
@@ -315,18 +298,32 @@ fn collect_solana(
     let instructions =
         chain.transfer_instructions(&vault_key, &deposit, &vault_key, asset, quote.src_raw)?;
     let signed = chain.sign(&instructions, &vault.solana, &[&keys.solana])?;
-    let leg = new_leg(
+    let collected = run_collect(
+        chains,
+        store,
         quote,
-        LegKind::Collect,
         SOLANA_CHAIN_ID,
         signed.signature.to_string(),
         signed.raw,
-        quote.src_raw,
-    );
+    )?;
+    Ok(collected.map_err(|(_, why)| (None, why.unwrap_or_else(|| "the collection failed".into()))))
+}
+
+/// Stores the signed collection of `quote` on `chain_id` and drives it: `Ok(hash)` once done,
+/// else `Err((hash, the reason when known))`.
+fn run_collect(
+    chains: &Chains,
+    store: &Store,
+    quote: &QuoteRecord,
+    chain_id: u64,
+    tx_hash: String,
+    raw_tx: Vec<u8>,
+) -> Result<Result<String, (String, Option<String>)>, ChainFailure> {
+    let leg = new_leg(quote, LegKind::Collect, chain_id, tx_hash, raw_tx, quote.src_raw);
     store.insert_leg(&leg)?;
     Ok(match drive(chains, store, quote, &leg)? {
         (LegState::Done, _) => Ok(leg.tx_hash),
-        (_, why) => Err((None, why.unwrap_or_else(|| "the collection failed".into()))),
+        (_, why) => Err((leg.tx_hash, why)),
     })
 }
 
@@ -407,6 +404,14 @@ pub fn vault_transfer(
     }
 }
 
+/// How `token` exists on the chain-backed chain `chain_id`.
+fn asset_on(chains: &Chains, chain_id: u64, token: TokenType) -> ChainResult<Asset<'_>> {
+    chains
+        .config()
+        .asset(chain_id, token)
+        .ok_or_else(|| ChainError::new(chain_id, format!("{token} is not on the chain")))
+}
+
 /// The vault's lock on `chain_id`.
 fn lock_vault(chains: &Chains, chain_id: u64) -> ChainResult<MutexGuard<'_, ()>> {
     if chain_id == SOLANA_CHAIN_ID {
@@ -425,10 +430,7 @@ fn sign_from_vault(
     receiver: &str,
     amount: U256,
 ) -> ChainResult<(String, Vec<u8>)> {
-    let asset = chains
-        .config()
-        .asset(chain_id, token)
-        .ok_or_else(|| ChainError::new(chain_id, format!("{token} is not on the chain")))?;
+    let asset = asset_on(chains, chain_id, token)?;
     let vault = chains.vault();
     if chain_id == SOLANA_CHAIN_ID {
         let chain = chains.solana()?;

@@ -489,16 +489,7 @@ pub(super) fn amount_at(row: &Row<'_>, index: usize) -> rusqlite::Result<U256> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::test_support::TempDb;
-
-    fn account() -> UaAccount {
-        UaAccount {
-            id: "acc_1".into(),
-            owner: "0xowner".into(),
-            evm_address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed".into(),
-            solana_address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".into(),
-        }
-    }
+    use crate::store::test_support::{TempDb, ua_account as account};
 
     #[test]
     fn credits_go_to_accounts_or_the_ledger() {

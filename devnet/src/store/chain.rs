@@ -448,20 +448,13 @@ fn block_sql(block: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::test_support::TempDb;
-    use crate::store::{Purpose, QuoteRecord, UaAccount};
+    use crate::store::test_support::{TempDb, ua_account};
+    use crate::store::{Purpose, QuoteRecord};
 
     fn setup() -> (TempDb, Store) {
         let db = TempDb::new();
         let store = Store::open(&db.0).unwrap();
-        store
-            .insert_ua_account(&UaAccount {
-                id: "acc_1".into(),
-                owner: "0xowner".into(),
-                evm_address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed".into(),
-                solana_address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".into(),
-            })
-            .unwrap();
+        store.insert_ua_account(&ua_account()).unwrap();
         (db, store)
     }
 

@@ -150,6 +150,18 @@ fn conflict_as(e: rusqlite::Error, message: impl FnOnce() -> String) -> Error {
 pub(crate) mod test_support {
     use std::path::PathBuf;
 
+    use super::UaAccount;
+
+    /// The account `acc_1` of owner `0xowner`, with valid EVM and Solana deposit addresses.
+    pub fn ua_account() -> UaAccount {
+        UaAccount {
+            id: "acc_1".into(),
+            owner: "0xowner".into(),
+            evm_address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed".into(),
+            solana_address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".into(),
+        }
+    }
+
     /// A fresh database path in the system temp directory (removed with its WAL files on drop).
     pub struct TempDb(pub PathBuf);
 

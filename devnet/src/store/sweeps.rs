@@ -364,21 +364,13 @@ fn quote_row(row: &Row<'_>) -> rusqlite::Result<QuoteRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::UaAccount;
-    use crate::store::test_support::TempDb;
+    use crate::store::test_support::{TempDb, ua_account};
 
     #[test]
     fn a_sweep_moves_money_once_and_keeps_received() {
         let db = TempDb::new();
         let store = Store::open(&db.0).unwrap();
-        let account = store
-            .insert_ua_account(&UaAccount {
-                id: "acc_1".into(),
-                owner: "0xowner".into(),
-                evm_address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed".into(),
-                solana_address: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".into(),
-            })
-            .unwrap();
+        let account = store.insert_ua_account(&ua_account()).unwrap();
         let deposit = Credit {
             address: &account.evm_address,
             chain_id: 8453,
