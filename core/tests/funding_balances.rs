@@ -14,7 +14,9 @@ use depositkit_core::funding::{BalanceSource, EvmProvider, ProviderError, Wallet
 use depositkit_core::{ErrorKind, TokenType, U256};
 use serde_json::{Value, json};
 
-const WALLET: &str = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
+// The wallet is given in lower case; depositkit hands it out (and sends it) in EIP-55 form.
+const WALLET_GIVEN: &str = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
+const WALLET: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 const OWNER: &str = "0x52908400098527886E0F7030069857D2E4169EE7";
 const KEY: &str = "k-very-secret-balance-key";
 
@@ -125,7 +127,7 @@ fn idle_wallet() -> EvmProvider {
 
 fn client(tune: impl FnOnce(&mut DepositClientConfig)) -> DepositClient {
     let client = DepositClient::new(config(tune)).unwrap();
-    client.set_evm_wallet(idle_wallet(), Some(WALLET)).unwrap();
+    client.set_evm_wallet(idle_wallet(), Some(WALLET_GIVEN)).unwrap();
     client
 }
 

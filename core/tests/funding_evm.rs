@@ -8,7 +8,7 @@ mod deposit_support;
 use std::sync::Arc;
 
 use alloy_primitives::{Address, U256};
-use chains_support::{Chains, chains};
+use chains_support::{Chains, chains, eip55};
 use deposit_support::{Net, net, owner};
 use depositkit_core::chain::erc20;
 use depositkit_core::chain::evm::{EvmRpc, quantity};
@@ -108,7 +108,7 @@ fn rpc_discovery_finds_native_and_usdc_on_anvil() {
     let usdc_line = &balances[1];
     assert_eq!(usdc_line.value_usd(), Some(25.0), "stablecoins are priced at 1");
     assert_eq!(balances[0].value_usd(), None, "native is unpriced, and still offered");
-    assert_eq!(usdc_line.wallet_address(), wallet);
+    assert_eq!(usdc_line.wallet_address(), eip55(&wallet));
     assert_eq!(usdc_line.to_json()["source"], "rpc");
 }
 
@@ -128,7 +128,7 @@ fn native_transfer_through_a_url_wallet_lands_on_chain() {
     let result = client.fund_from_wallet(&balance, Some(half)).unwrap();
     let deposit = client.deposit_addresses().unwrap().evm;
     assert_eq!(result.to, deposit);
-    assert_eq!(result.from, wallet.to_ascii_lowercase());
+    assert_eq!(result.from, eip55(&wallet), "addresses come out in EIP-55 form");
     assert_eq!(
         (result.chain_id, result.token, result.amount.as_str()),
         (8453, TokenType::ETH, "0.5")

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use alloy_primitives::U256;
-use chains_support::{Chains, SolanaWallet, chains};
+use chains_support::{Chains, SolanaWallet, chains, eip55};
 use deposit_support::{owner, wait_for};
 use depositkit_core::chain::evm::EvmRpc;
 use depositkit_core::chain::solana_tx::Pubkey;
@@ -208,7 +208,7 @@ fn native_eth_from_a_url_wallet_is_credited_as_usdc_on_arbitrum() {
     let sent = client.fund_from_wallet(&eth, Some(amount)).unwrap();
     assert_eq!((sent.chain_id, sent.token, sent.amount.as_str()), (8453, TokenType::ETH, "0.001"));
     assert_eq!((sent.raw_amount, sent.to.as_str()), (amount, deposit.as_str()));
-    assert_eq!(sent.from, wallet.to_ascii_lowercase());
+    assert_eq!(sent.from, eip55(&wallet));
     let base = fx.chains.evm(8453);
     let funding = base.receipt(sent.tx_hash.parse().unwrap()).unwrap().expect("mined");
     assert!(funding.status);

@@ -654,7 +654,7 @@ fn balances_come_from_the_host_provider_as_an_opaque_list() {
         provider.calls.lock().unwrap().clone(),
         [(
             "getWalletBalances".to_owned(),
-            json!({"evmAddress": WALLET.to_ascii_lowercase(), "solanaAddress": null,
+            json!({"evmAddress": WALLET, "solanaAddress": null,
                    "chainIds": [1, 56, 8453, 42161, 101]})
         )]
     );
@@ -665,7 +665,7 @@ fn balances_come_from_the_host_provider_as_an_opaque_list() {
     assert_eq!(usdc["rawAmount"], "25000000");
     assert_eq!(usdc["amount"], "25");
     assert_eq!(usdc["decimals"], 6);
-    assert_eq!(usdc["walletAddress"], WALLET.to_ascii_lowercase());
+    assert_eq!(usdc["walletAddress"], WALLET);
     assert_eq!(usdc["source"], "balanceProvider");
     let eth = balances.get(1).unwrap();
     assert_eq!((eth["token"].as_str(), eth["tokenAddress"].is_null()), (Some("ETH"), true));
@@ -777,7 +777,7 @@ fn fund_from_wallet_checks_its_arguments() {
     assert_failure(
         client.fund(&theirs, 0, Some("1000000")),
         depositkit_status::InvalidArgument,
-        "balances was issued by another client (entry 0: USDC on chain 8453 of wallet 0xf39f",
+        "balances was issued by another client (entry 0: USDC on chain 8453 of wallet 0xf39F",
     );
     // ... also once that client is gone.
     drop(other);

@@ -422,7 +422,7 @@ static void test_fund_from_wallet(const depositkit_devnet *devnet, const char *s
         char *line = NULL;
         CHECK(depositkit_funding_balances_get(list, (size_t)usdc, &line) == DEPOSITKIT_STATUS_OK);
         CHECK(json_contains(line, "\"source\":\"rpc\""));
-        CHECK(json_contains(line, "\"walletAddress\":\"0x70997970c51812dc3a010c7d01b50e0d17dc79c8\""));
+        CHECK(json_contains(line, "\"walletAddress\":\"0x70997970C51812dc3A010C7d01b50e0d17dc79C8\""));
         depositkit_string_free(line);
     }
 

@@ -272,7 +272,7 @@ def test_evm_funding_is_detected_swept_and_credited(
 
     balance = one(client.get_wallet_balances(), BASE, token)
     assert balance.source == "rpc"
-    assert balance.wallet_address == wallet_address.lower()
+    assert balance.wallet_address == to_checksum_address(wallet_address)
     held_token = token_balance(base, usdc_address(BASE), wallet_address) if token == "USDC" else None
     held_eth = eth_balance(base, wallet_address)
     assert balance.raw_amount == (held_token if token == "USDC" else held_eth)
@@ -282,7 +282,7 @@ def test_evm_funding_is_detected_swept_and_credited(
     assert isinstance(result, FundingTransferResult)
     assert (result.chain_id, result.token, result.raw_amount) == (BASE, token, raw)
     assert result.amount == depositkit.format_units(raw, 18 if token == "ETH" else 6)
-    assert result.from_address.lower() == wallet_address.lower()
+    assert result.from_address == to_checksum_address(wallet_address)
     assert result.to_address == addresses.evm
     mined = receipt(base, result.tx_hash)
     assert mined["status"] == "0x1"
@@ -632,7 +632,7 @@ def test_balance_source_precedence(
         client = make_chain_client(funding={**local_funding, **funding})
         client.set_evm_wallet(evm_url(local_chains, BASE), address=account)
         found = client.get_wallet_balances()
-        assert found and {b.wallet_address for b in found} == {account.lower()}
+        assert found and {b.wallet_address for b in found} == {to_checksum_address(account)}
         return {b.source for b in found}
 
     assert sources(**proxy) == {"proxyUrl"}
@@ -644,7 +644,7 @@ def test_balance_source_precedence(
     client.set_balance_provider(provider)
     (line,) = client.get_wallet_balances()
     assert (line.source, line.chain_id, line.token, line.raw_amount) == ("balanceProvider", BASE, "USDC", 7_000_000)
-    assert requests == [{"evmAddress": account.lower(), "solanaAddress": None, "chainIds": [1, 56, 8453, 42161, 101]}]
+    assert requests == [{"evmAddress": to_checksum_address(account), "solanaAddress": None, "chainIds": [1, 56, 8453, 42161, 101]}]
     client.set_balance_provider(None)
     assert {b.source for b in client.get_wallet_balances()} == {"rpc"}
 
@@ -694,7 +694,7 @@ def test_the_balance_provider_answers_in_either_shape(
     # A balance from the host's provider funds like any other.
     result = client.fund_from_wallet(second, 10**15)
     assert chain_net.chain_balance(addresses.evm, BASE, "ETH") == 10**15
-    assert result.from_address.lower() == account.lower()
+    assert result.from_address == to_checksum_address(account)
 
     for bad, fragment in [
         (lambda request: 42, "the host's balance provider"),
@@ -732,7 +732,7 @@ def test_funding_balance_has_no_constructor_and_serves_only_its_client(
     d = balance.to_dict()
     assert d["chainId"] == BASE and d["token"] == "ETH" and d["tokenAddress"] is None
     assert d["decimals"] == 18 and d["rawAmount"] == balance.raw_amount and isinstance(d["rawAmount"], int)
-    assert d["walletAddress"] == account.lower() and d["source"] == "rpc"
+    assert d["walletAddress"] == to_checksum_address(account) and d["source"] == "rpc"
     assert d["amount"] == balance.amount
     assert repr(balance).startswith(f"<depositkit.FundingBalance {balance.amount} ETH on chain {BASE} wallet=")
     with pytest.raises(AttributeError):

@@ -56,9 +56,17 @@ pub(crate) fn wallet_failure(method: &str, error: &ProviderError) -> Error {
     }
 }
 
+/// `address` in EIP-55 form, as every address depositkit hands out (kept as given when it is not
+/// an address: the wallet's own answer is then passed through for the node to judge).
+fn checksummed(address: &str) -> String {
+    address
+        .parse::<alloy_primitives::Address>()
+        .map_or_else(|_| address.to_owned(), |parsed| parsed.to_checksum(None))
+}
+
 fn parse_evm_address(what: &str, text: &str) -> Result<String> {
     match evm_address_problem(text) {
-        None => Ok(text.to_ascii_lowercase()),
+        None => Ok(checksummed(text)),
         Some(reason) => Err(Error::invalid_argument(format!(
             "{what} must be a valid EVM address: {} ({reason})",
             quote(text)
@@ -151,7 +159,7 @@ impl Funding {
         if let Some(wallet) = self.wallets().evm.as_mut()
             && Arc::ptr_eq(&wallet.provider, provider)
         {
-            wallet.address = Some(address.to_ascii_lowercase());
+            wallet.address = Some(checksummed(address));
         }
     }
 
@@ -232,7 +240,7 @@ impl Funding {
         }
         let first = self.evm_accounts()?.into_iter().next().ok_or_else(no_evm_wallet)?;
         self.remember_evm_address(&wallet.provider, &first);
-        Ok((wallet.provider, first.to_ascii_lowercase()))
+        Ok((wallet.provider, checksummed(&first)))
     }
 
     /// The Solana wallet's provider and public key (known after `connect_solana_wallet()` or
@@ -284,7 +292,8 @@ mod tests {
         });
         f.set_evm_wallet(EvmProvider::Host(provider), None).unwrap();
         assert_eq!(f.connect_evm_wallet().unwrap(), A);
-        assert_eq!(f.evm_wallet().unwrap().1, A.to_ascii_lowercase());
+        assert_eq!(f.evm_wallet().unwrap().1, checksummed(A));
+        assert_ne!(checksummed(A), A.to_ascii_lowercase(), "the fixture has letters to case");
         assert_eq!(f.prompt_evm_account_selection().unwrap().len(), 2);
         f.clear_wallets();
         assert!(f.evm_wallet().err().unwrap().message().starts_with("no EVM wallet is connected"));

@@ -273,3 +273,8 @@ impl WalletProvider for SolanaWallet {
         }
     }
 }
+
+/// `address` in EIP-55 form: how depositkit hands out EVM addresses.
+pub fn eip55(address: &str) -> String {
+    address.parse::<alloy_primitives::Address>().expect("an EVM address").to_checksum(None)
+}
