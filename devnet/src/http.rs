@@ -9,7 +9,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{
-    ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE,
+    ALLOW, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE,
 };
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -54,13 +54,43 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
         .route(USER_RPC_PATH, any(user_rpc))
         .route("/devnet/health", get(health))
         .route("/devnet/faults", any(faults_endpoint))
-        .merge(services::routes::router(Arc::clone(&state)))
-        .merge(services::admin::router())
-        .merge(services::wallet_balances::router())
-        .merge(services::onramp::router())
+        .merge(
+            Router::new()
+                .merge(services::routes::router(Arc::clone(&state)))
+                .merge(services::admin::router())
+                .merge(services::wallet_balances::router())
+                .merge(services::onramp::router())
+                .layer(middleware::from_fn_with_state(Arc::clone(&state), read_body_first)),
+        )
         .fallback(not_found)
         .with_state(state);
     if verbose { router.layer(middleware::from_fn(log_request)) } else { router }
+}
+
+/// Reads the whole request body before a service handler runs. Handlers answer some requests
+/// without reading the body (a refused JWT or API key is checked first); hyper closes a
+/// connection whose request body was left unread, and a client reusing it from its pool would see
+/// its next request fail with a reset instead of an answer. A body over the limit is 413
+/// `TOO_LARGE` on a connection marked for closing.
+async fn read_body_first(
+    State(app): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    match axum::body::to_bytes(body, app.max_body_bytes).await {
+        Ok(bytes) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Err(_) => {
+            let mut response = services::api::ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                services::api::codes::TOO_LARGE,
+                format!("the body is larger than {} bytes", app.max_body_bytes),
+            )
+            .into_response();
+            response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+            response
+        }
+    }
 }
 
 async fn user_rpc(State(app): State<Arc<AppState>>, request: Request) -> Response {

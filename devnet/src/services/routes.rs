@@ -59,13 +59,14 @@ async fn inject_faults(State(app): State<Arc<AppState>>, request: Request, next:
         return next.run(request).await;
     };
     let planned = app.services.faults.take(service, path);
-    let max = app.max_body_bytes;
+    // The body was already read (crate::http's read_body_first): answering without reading it
+    // leaves the connection usable.
     if let Some(delay) = planned.delay {
         let status = planned.status;
         let held = tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             match status {
-                Some((status, retry_after)) => injected(request, max, status, retry_after).await,
+                Some((status, retry_after)) => injected_answer(status, retry_after),
                 None => next.run(request).await,
             }
         });
@@ -74,29 +75,9 @@ async fn inject_faults(State(app): State<Arc<AppState>>, request: Request, next:
         });
     }
     if let Some((status, retry_after)) = planned.status {
-        return injected(request, max, status, retry_after).await;
+        return injected_answer(status, retry_after);
     }
     next.run(request).await
-}
-
-/// The answer of an injected status fault. The request's body is read (and dropped) first: a
-/// connection whose request body was left unread is closed after the answer, and a client
-/// reusing it from its pool would see the next request fail with a reset instead of an answer.
-async fn injected(
-    request: Request,
-    max_body_bytes: usize,
-    status: u16,
-    retry_after: Option<u64>,
-) -> Response {
-    let drained = axum::body::to_bytes(request.into_body(), max_body_bytes).await.is_ok();
-    let mut response = injected_answer(status, retry_after);
-    if !drained {
-        // Too large (or broken) to read: the connection cannot be reused, say so.
-        response
-            .headers_mut()
-            .insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
-    }
-    response
 }
 
 fn injected_answer(status: u16, retry_after: Option<u64>) -> Response {
