@@ -52,7 +52,7 @@ struct RpcMethods(Vec<String>);
 pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
     let router = Router::new()
         .route(USER_RPC_PATH, any(user_rpc))
-        .route("/devnet/health", get(health))
+        .route("/devnet/health", get(health).fallback(health_method_not_allowed))
         .route("/devnet/faults", any(faults_endpoint))
         .merge(
             Router::new()
@@ -60,6 +60,8 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
                 .merge(services::admin::router())
                 .merge(services::wallet_balances::router())
                 .merge(services::onramp::router())
+                // Before the layer, so that the body of a refused method is read too.
+                .method_not_allowed_fallback(services::api::method_not_allowed)
                 .layer(middleware::from_fn_with_state(Arc::clone(&state), read_body_first)),
         )
         .fallback(not_found)
@@ -71,22 +73,18 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
 /// without reading the body (a refused JWT or API key is checked first); hyper closes a
 /// connection whose request body was left unread, and a client reusing it from its pool would see
 /// its next request fail with a reset instead of an answer. A body over the limit is 413
-/// `TOO_LARGE` on a connection marked for closing.
+/// `TOO_LARGE`, one that cannot be read (cut short, badly chunked) 400 `INVALID_REQUEST`, both
+/// on a connection marked for closing.
 async fn read_body_first(
     State(app): State<Arc<AppState>>,
     request: Request,
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    match axum::body::to_bytes(body, app.max_body_bytes).await {
+    match services::api::read_body(body, app.max_body_bytes).await {
         Ok(bytes) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
-        Err(_) => {
-            let mut response = services::api::ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                services::api::codes::TOO_LARGE,
-                format!("the body is larger than {} bytes", app.max_body_bytes),
-            )
-            .into_response();
+        Err(error) => {
+            let mut response = error.into_response();
             response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             response
         }
@@ -107,7 +105,7 @@ async fn user_rpc(State(app): State<Arc<AppState>>, request: Request) -> Respons
     }
     let bytes = match read_body(&parts.headers, body, app.max_body_bytes).await {
         Ok(bytes) => bytes,
-        Err(response) => return response,
+        Err(error) => return rpc_body_error(error, app.max_body_bytes),
     };
 
     let planned = app.faults.take();
@@ -183,27 +181,27 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The whole body, or the 413 (or 400) response to send instead.
+/// Why a body was not read.
+enum BodyError {
+    /// Larger than the limit.
+    TooLarge,
+    /// The connection failed or the framing was broken; the message says how.
+    Unreadable(String),
+}
+
+/// The whole body, or why it was not read.
 ///
 /// An oversize body is still read (and dropped) up to [`MAX_DRAINED_BYTES`], so that a client
 /// that writes the whole body before reading gets the 413 rather than a broken pipe.
-async fn read_body(headers: &HeaderMap, mut body: Body, max: usize) -> Result<Bytes, Response> {
-    let too_large = || {
-        let error = RpcError::new(codes::INVALID_REQUEST, "request too large")
-            .with_data(json!({ "maxBodyBytes": max }));
-        rpc_error_response(StatusCode::PAYLOAD_TOO_LARGE, &Value::Null, error)
-    };
+async fn read_body(headers: &HeaderMap, mut body: Body, max: usize) -> Result<Bytes, BodyError> {
     let declared = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|n| n > (max + MAX_DRAINED_BYTES) as u64) {
-        return Err(too_large());
+        return Err(BodyError::TooLarge);
     }
     let mut collected = Vec::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            let error = RpcError::invalid_request(format!("cannot read the request body: {e}"));
-            rpc_error_response(StatusCode::BAD_REQUEST, &Value::Null, error)
-        })?;
+        let frame = frame.map_err(|e| BodyError::Unreadable(e.to_string()))?;
         let Ok(data) = frame.into_data() else { continue };
         seen = seen.saturating_add(data.len());
         if seen <= max {
@@ -212,7 +210,22 @@ async fn read_body(headers: &HeaderMap, mut body: Body, max: usize) -> Result<By
             break;
         }
     }
-    if seen > max { Err(too_large()) } else { Ok(Bytes::from(collected)) }
+    if seen > max { Err(BodyError::TooLarge) } else { Ok(Bytes::from(collected)) }
+}
+
+/// The JSON-RPC answer of a body that was not read: 413 with `data.maxBodyBytes`, or 400.
+fn rpc_body_error(error: BodyError, max: usize) -> Response {
+    match error {
+        BodyError::TooLarge => {
+            let error = RpcError::new(codes::INVALID_REQUEST, "request too large")
+                .with_data(json!({ "maxBodyBytes": max }));
+            rpc_error_response(StatusCode::PAYLOAD_TOO_LARGE, &Value::Null, error)
+        }
+        BodyError::Unreadable(e) => {
+            let error = RpcError::invalid_request(format!("cannot read the request body: {e}"));
+            rpc_error_response(StatusCode::BAD_REQUEST, &Value::Null, error)
+        }
+    }
 }
 
 fn unauthorized(failure: AuthFailure, id: &Value) -> Response {
@@ -251,6 +264,15 @@ async fn health() -> Response {
     json_response(StatusCode::OK, &json!({ "status": "ok" }))
 }
 
+/// 405 for `/devnet/health` with another method than GET, in the error shape of the routes of
+/// `docs/user-rpc.md` (the method router adds `Allow`).
+async fn health_method_not_allowed(method: Method) -> Response {
+    json_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &json!({ "error": format!("{method} is not allowed on /devnet/health; use GET") }),
+    )
+}
+
 async fn faults_endpoint(State(app): State<Arc<AppState>>, request: Request) -> Response {
     if !app.fault_injection {
         return json_response(
@@ -265,7 +287,20 @@ async fn faults_endpoint(State(app): State<Arc<AppState>>, request: Request) -> 
         Method::POST => {
             let bytes = match read_body(&parts.headers, body, MAX_FAULT_BODY_BYTES).await {
                 Ok(bytes) => bytes,
-                Err(response) => return response,
+                // This endpoint's error body: `{"error": "<message>"}`.
+                Err(BodyError::TooLarge) => {
+                    let message = format!("the body is larger than {MAX_FAULT_BODY_BYTES} bytes");
+                    return json_response(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        &json!({ "error": message }),
+                    );
+                }
+                Err(BodyError::Unreadable(e)) => {
+                    return json_response(
+                        StatusCode::BAD_REQUEST,
+                        &json!({ "error": format!("cannot read the request body: {e}") }),
+                    );
+                }
             };
             let injected = serde_json::from_slice::<FaultRequest>(&bytes)
                 .map_err(|e| {

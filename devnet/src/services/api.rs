@@ -4,9 +4,9 @@
 
 use std::fmt;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -49,6 +49,8 @@ pub mod codes {
     pub const INJECTED_FAULT: &str = "INJECTED_FAULT";
     /// The body is larger than the server accepts.
     pub const TOO_LARGE: &str = "TOO_LARGE";
+    /// A method the path does not take (the `Allow` header lists those it takes).
+    pub const METHOD_NOT_ALLOWED: &str = "METHOD_NOT_ALLOWED";
     /// A devnet fault endpoint while fault injection is off.
     pub const FAULT_INJECTION_OFF: &str = "FAULT_INJECTION_OFF";
     /// Anything else; details go to the server's stderr only.
@@ -162,6 +164,20 @@ pub fn json_response(status: StatusCode, body: &Value) -> Response {
     response
 }
 
+/// 405 `METHOD_NOT_ALLOWED`: the answer to a known path with a method it does not take (axum's
+/// method router adds the `Allow` header).
+pub async fn method_not_allowed(method: Method, uri: Uri) -> Response {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        codes::METHOD_NOT_ALLOWED,
+        format!(
+            "{method} is not allowed on {}; the Allow header lists the methods it takes",
+            uri.path()
+        ),
+    )
+    .into_response()
+}
+
 /// 200 with `body`, or the error.
 pub fn reply(result: ApiResult) -> Response {
     match result {
@@ -170,18 +186,32 @@ pub fn reply(result: ApiResult) -> Response {
     }
 }
 
+/// Reads the whole body, at most `max` bytes.
+///
+/// # Errors
+/// 413 `TOO_LARGE`; 400 `INVALID_REQUEST` when it cannot be read (the client went away
+/// mid-body, a broken chunked encoding).
+pub async fn read_body(body: Body, max: usize) -> ApiResult<Bytes> {
+    axum::body::to_bytes(body, max).await.map_err(|e| {
+        let e = e.into_inner();
+        if e.is::<http_body_util::LengthLimitError>() {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                codes::TOO_LARGE,
+                format!("the body is larger than {max} bytes"),
+            )
+        } else {
+            ApiError::invalid(format!("cannot read the request body: {e}"))
+        }
+    })
+}
+
 /// Reads the body (at most `max` bytes) as JSON of type `T`; an empty body reads as `{}`.
 ///
 /// # Errors
 /// 413 `TOO_LARGE`; 400 `INVALID_REQUEST` naming what is wrong.
 pub async fn read_json<T: DeserializeOwned>(body: Body, max: usize) -> ApiResult<T> {
-    let bytes = axum::body::to_bytes(body, max).await.map_err(|_| {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            codes::TOO_LARGE,
-            format!("the body is larger than {max} bytes"),
-        )
-    })?;
+    let bytes = read_body(body, max).await?;
     let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
     serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("bad JSON body: {e}")))
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
@@ -191,13 +192,14 @@ async fn send(State(app): State<Arc<AppState>>, headers: HeaderMap, body: Body) 
 
 async fn sweep_status(
     State(app): State<Arc<AppState>>,
-    Path(quote_id): Path<String>,
+    quote_id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
     let services = Arc::clone(&app.services);
     reply(
         blocking(move || {
             let wallet = services.session_wallet(&headers)?;
+            let quote_id = path_param(quote_id)?;
             sweeps::status(&services, &wallet, &quote_id)
         })
         .await,
@@ -228,11 +230,12 @@ async fn transactions_by_token(
 
 async fn transaction(
     State(app): State<Arc<AppState>>,
-    Path(transaction_id): Path<String>,
+    transaction_id: Result<Path<String>, PathRejection>,
     query: Result<Query<TransactionQuery>, axum::extract::rejection::QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
     with_session_query(&app, headers, query, move |services, wallet, query| {
+        let transaction_id = path_param(transaction_id)?;
         history::transaction(services, wallet, &transaction_id, &query)
     })
     .await
@@ -297,6 +300,12 @@ where
         })
         .await,
     )
+}
+
+/// The value of a path parameter; 400 `INVALID_REQUEST` when it cannot be read (percent-encoded
+/// bytes that are not UTF-8), instead of axum's plain-text rejection.
+fn path_param(param: Result<Path<String>, PathRejection>) -> ApiResult<String> {
+    param.map(|Path(value)| value).map_err(|e| ApiError::invalid(e.body_text()))
 }
 
 fn owner_of(wallet: &Wallet) -> String {
