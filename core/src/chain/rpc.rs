@@ -145,16 +145,21 @@ pub(crate) fn origin(url: &str) -> String {
     }
 }
 
-/// How often a wait asks the node again (for a receipt, a signature's status).
-const POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// The first pause of a wait (for a receipt, a signature's status): a local or fast chain has
+/// the answer within milliseconds, so a fixed 100 ms step would be most of the wait.
+const FIRST_POLL_PAUSE: Duration = Duration::from_millis(5);
+/// The longest pause between two asks: the pause doubles up to this, sparing a slow chain's node.
+const MAX_POLL_PAUSE: Duration = Duration::from_millis(200);
 
-/// Asks `poll` every [`POLL_INTERVAL`] until it finds something, or fails with the error `late`
-/// builds once `deadline` has passed. An error of `poll` ends the wait.
+/// Asks `poll` until it finds something — at once, then after pauses doubling from
+/// [`FIRST_POLL_PAUSE`] to [`MAX_POLL_PAUSE`] — or fails with the error `late` builds once
+/// `deadline` has passed. An error of `poll` ends the wait.
 pub(crate) fn poll_until<T>(
     deadline: Instant,
     mut poll: impl FnMut() -> Result<Option<T>>,
     late: impl FnOnce() -> Error,
 ) -> Result<T> {
+    let mut pause = FIRST_POLL_PAUSE;
     loop {
         if let Some(found) = poll()? {
             return Ok(found);
@@ -163,7 +168,8 @@ pub(crate) fn poll_until<T>(
         if left.is_zero() {
             return Err(late());
         }
-        std::thread::sleep(POLL_INTERVAL.min(left));
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(MAX_POLL_PAUSE);
     }
 }
 
