@@ -57,6 +57,7 @@ use crate::events::{
     notifications_config_dict, notifications_to_py, py_repr, refund_config_dict,
     resolved_destination_dict,
 };
+use crate::fork::Origin;
 use crate::funding::{
     EvmProviderArg, PyFundingBalance, PyFundingTransferResult, balance_arg, callable_arg,
     evm_provider_arg, raw_amount_arg,
@@ -68,9 +69,14 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDepositClient>()
 }
 
+/// The class name in the messages of [`crate::fork`].
+const CLASS: &str = "DepositClient";
+
 /// A core client and whether its `close()` has returned.
 struct Shared {
     client: DepositClient,
+    /// The process that created the client: in a forked child it is neither used nor closed.
+    origin: Origin,
     /// Set once `close()` returned: every event the client will ever produce is queued by then
     /// (the core's own flag is set at the start of `close()`, before its last status change).
     closed: AtomicBool,
@@ -98,6 +104,7 @@ pub(crate) fn close_all(py: Python<'_>) {
         .unwrap_or_else(PoisonError::into_inner)
         .drain(..)
         .filter_map(|weak| weak.upgrade())
+        .filter(|shared| shared.origin.is_here())
         .collect();
     py.detach(move || {
         for shared in live {
@@ -717,6 +724,18 @@ pub(crate) struct PyDepositClient {
 }
 
 impl PyDepositClient {
+    /// The client's state, after checking that this is the process that created it
+    /// ([`crate::fork`]). Every method goes through here (or [`Self::client`]) first.
+    fn shared(&self, py: Python<'_>) -> PyResult<&Arc<Shared>> {
+        self.shared.origin.check(py, CLASS)?;
+        Ok(&self.shared)
+    }
+
+    /// The core client, after the check of [`Self::shared`].
+    fn client(&self, py: Python<'_>) -> PyResult<&DepositClient> {
+        Ok(&self.shared(py)?.client)
+    }
+
     fn callbacks(
         &self,
     ) -> std::sync::MutexGuard<'_, Vec<(Option<SubscriptionId>, Arc<CallbackSlot>)>> {
@@ -756,7 +775,7 @@ impl PyDepositClient {
         slot: Option<Arc<ProviderSlot>>,
         set: impl FnOnce(&DepositClient) -> core::Result<()> + Send,
     ) -> PyResult<()> {
-        let client = &self.shared.client;
+        let client = self.client(py)?;
         // Locked across the change, so that the slot held is the one the core holds. The
         // core's change runs detached: it drops the previous provider, whose callable must not
         // be released (and a `__del__` run) while this lock is held.
@@ -775,14 +794,14 @@ impl PyDepositClient {
         py: Python<'_>,
         call: impl FnOnce(&DepositClient) -> core::Result<T> + Send + 'static,
     ) -> PyResult<T> {
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::clone(self.shared(py)?);
         wait_for_raw(py, move || call(&shared.client))?.map_err(|err| client_err(py, err))
     }
 
     /// The next event, waiting at most `timeout` (`None`: until one comes or the client is
     /// closed), detached and interruptible. A closed client still hands out what was queued.
     fn wait_event(&self, py: Python<'_>, timeout: Option<Duration>) -> PyResult<Option<Next>> {
-        let shared = &self.shared;
+        let shared = self.shared(py)?;
         wait_sliced(py, timeout, |slice| match shared.client.next_event(slice) {
             Some(event) => Some(Next::Event(Box::new(event))),
             None if shared.finished() => Some(
@@ -796,18 +815,19 @@ impl PyDepositClient {
     }
 
     fn ensure_open(&self, py: Python<'_>) -> PyResult<()> {
-        if self.shared.client.is_closed() {
+        if self.client(py)?.is_closed() {
             return Err(to_py_err(py, Error::new(ErrorKind::DepositSdk, "the client is closed")));
         }
         Ok(())
     }
 
-    fn shutdown(&self, py: Python<'_>) {
-        let shared = Arc::clone(&self.shared);
+    fn shutdown(&self, py: Python<'_>) -> PyResult<()> {
+        let shared = Arc::clone(self.shared(py)?);
         // Detached: the event thread may be waiting for the GIL to finish a callback, and close()
         // waits for it (at most 5 s).
         py.detach(move || shared.close());
         self.release_callables();
+        Ok(())
     }
 
     /// Drops every Python object the client holds for the core (callbacks, providers, kept
@@ -825,6 +845,12 @@ impl PyDepositClient {
 
 impl Drop for PyDepositClient {
     fn drop(&mut self) {
+        if !self.shared.origin.is_here() {
+            // Inherited through fork: closing would wait for threads that do not exist here,
+            // and dropping the core client would close it. Leaked on purpose.
+            std::mem::forget(Arc::clone(&self.shared));
+            return;
+        }
         if self.shared.finished() {
             return;
         }
@@ -930,7 +956,8 @@ impl PyDepositClient {
         // Starting the client starts its event thread (and the runtime on first use).
         let client =
             py.detach(move || DepositClient::new(config)).map_err(|e| client_err(py, e))?;
-        let shared = Arc::new(Shared { client, closed: AtomicBool::new(false) });
+        let shared =
+            Arc::new(Shared { client, origin: Origin::here(), closed: AtomicBool::new(false) });
         remember(&shared);
         Ok(PyDepositClient {
             shared,
@@ -946,7 +973,7 @@ impl PyDepositClient {
 
     #[getter]
     fn deposit_addresses(&self, py: Python<'_>) -> PyResult<PyDepositAddresses> {
-        self.shared.client.deposit_addresses().map(Into::into).map_err(|e| client_err(py, e))
+        self.client(py)?.deposit_addresses().map(Into::into).map_err(|e| client_err(py, e))
     }
 
     #[pyo3(signature = (destination=None, /, *, chain_id=None, address=None, token=None))]
@@ -979,58 +1006,58 @@ impl PyDepositClient {
                 destination_arg(dict.as_any())?
             }
         };
-        let client = &self.shared.client;
+        let client = self.client(py)?;
         let resolved =
             py.detach(|| client.set_destination(config)).map_err(|e| client_err(py, e))?;
         resolved_destination_dict(py, &resolved)
     }
 
     fn get_destination<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        resolved_destination_dict(py, &self.shared.client.get_destination())
+        resolved_destination_dict(py, &self.client(py)?.get_destination())
     }
 
     #[getter]
-    fn status(&self) -> &'static str {
-        self.shared.client.status().as_str()
+    fn status(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(self.client(py)?.status().as_str())
     }
 
     #[getter]
-    fn is_watching(&self) -> bool {
-        self.shared.client.is_watching()
+    fn is_watching(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.client(py)?.is_watching())
     }
 
     #[getter]
-    fn closed(&self) -> bool {
-        self.shared.client.is_closed()
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.client(py)?.is_closed())
     }
 
     #[getter]
-    fn owner_address(&self) -> &str {
-        self.shared.client.owner_address()
+    fn owner_address<'py>(&'py self, py: Python<'py>) -> PyResult<&'py str> {
+        Ok(self.client(py)?.owner_address())
     }
 
     #[getter]
-    fn intermediary_address(&self) -> Option<String> {
-        self.shared.client.intermediary_address()
+    fn intermediary_address(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        Ok(self.client(py)?.intermediary_address())
     }
 
     #[getter]
-    fn account_id(&self) -> Option<String> {
-        self.shared.client.account_id()
+    fn account_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        Ok(self.client(py)?.account_id())
     }
 
     #[getter]
-    fn dropped_events(&self) -> u64 {
-        self.shared.client.dropped_events()
+    fn dropped_events(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.client(py)?.dropped_events())
     }
 
     #[getter]
-    fn callback_panics(&self) -> u64 {
-        self.shared.client.callback_panics()
+    fn callback_panics(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.client(py)?.callback_panics())
     }
 
-    fn is_onramp_supported(&self) -> bool {
-        self.shared.client.is_onramp_supported()
+    fn is_onramp_supported(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.client(py)?.is_onramp_supported())
     }
 
     // --- fund from wallet (funding.rs) ----------------------------------------------------------
@@ -1150,29 +1177,30 @@ impl PyDepositClient {
     #[pyo3(signature = (amount=None))]
     fn open_onramp(&self, py: Python<'_>, amount: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
         let amount = fiat_amount_arg(amount)?;
-        let client = &self.shared.client;
+        let client = self.client(py)?;
         py.detach(|| client.open_onramp(amount)).map_err(|e| client_err(py, e))
     }
 
     fn handle_onramp_message(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<bool> {
         let message = message_arg(message)?;
-        let client = &self.shared.client;
+        let client = self.client(py)?;
         py.detach(|| client.handle_onramp_message(&message)).map_err(|e| client_err(py, e))
     }
 
     #[getter]
-    fn last_onramp_order(&self) -> Option<PyOnrampOrder> {
-        self.shared.client.last_onramp_order().map(PyOnrampOrder::from)
+    fn last_onramp_order(&self, py: Python<'_>) -> PyResult<Option<PyOnrampOrder>> {
+        Ok(self.client(py)?.last_onramp_order().map(PyOnrampOrder::from))
     }
 
     fn start_watching(&self, py: Python<'_>) -> PyResult<()> {
-        let client = &self.shared.client;
+        let client = self.client(py)?;
         py.detach(|| client.start_watching()).map_err(|e| client_err(py, e))
     }
 
-    fn stop_watching(&self, py: Python<'_>) {
-        let client = &self.shared.client;
+    fn stop_watching(&self, py: Python<'_>) -> PyResult<()> {
+        let client = self.client(py)?;
         py.detach(|| client.stop_watching());
+        Ok(())
     }
 
     fn poll_now(&self, py: Python<'_>) -> PyResult<Vec<PyLifecycleEvent>> {
@@ -1180,8 +1208,8 @@ impl PyDepositClient {
         Ok(events.into_iter().map(PyLifecycleEvent::from).collect())
     }
 
-    fn pending_deposits(&self) -> Vec<PyDetectedDeposit> {
-        self.shared.client.pending_deposits().into_iter().map(PyDetectedDeposit::from).collect()
+    fn pending_deposits(&self, py: Python<'_>) -> PyResult<Vec<PyDetectedDeposit>> {
+        Ok(self.client(py)?.pending_deposits().into_iter().map(PyDetectedDeposit::from).collect())
     }
 
     fn sweep(&self, py: Python<'_>, deposit_id: &Bound<'_, PyAny>) -> PyResult<PySweepResult> {
@@ -1189,9 +1217,13 @@ impl PyDepositClient {
         self.run(py, move |client| client.sweep(&id)).map(Into::into)
     }
 
-    fn sweep_result(&self, deposit_id: &Bound<'_, PyAny>) -> PyResult<Option<PySweepResult>> {
+    fn sweep_result(
+        &self,
+        py: Python<'_>,
+        deposit_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<PySweepResult>> {
         let id = str_arg(deposit_id, "deposit_id")?;
-        Ok(self.shared.client.sweep_result(&id).map(Into::into))
+        Ok(self.client(py)?.sweep_result(&id).map(Into::into))
     }
 
     #[pyo3(signature = (page=1, page_size=10))]
@@ -1278,14 +1310,18 @@ impl PyDepositClient {
         self.run(py, move |client| client.can_refund(&id)).map(Into::into)
     }
 
-    fn refund_result(&self, deposit_id: &Bound<'_, PyAny>) -> PyResult<Option<PyRefundResult>> {
+    fn refund_result(
+        &self,
+        py: Python<'_>,
+        deposit_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<PyRefundResult>> {
         let id = str_arg(deposit_id, "deposit_id")?;
-        Ok(self.shared.client.refund_result(&id).map(Into::into))
+        Ok(self.client(py)?.refund_result(&id).map(Into::into))
     }
 
     #[getter]
     fn refund_config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        refund_config_dict(py, &self.shared.client.refund_config())
+        refund_config_dict(py, &self.client(py)?.refund_config())
     }
 
     fn stuck_funds(&self, py: Python<'_>) -> PyResult<Vec<PyDetectedDeposit>> {
@@ -1299,17 +1335,21 @@ impl PyDepositClient {
     }
 
     #[getter]
-    fn is_recovering(&self) -> bool {
-        self.shared.client.is_recovering()
+    fn is_recovering(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.client(py)?.is_recovering())
     }
 
-    fn notifications(&self) -> Vec<PyNotification> {
-        self.shared.client.notifications().into_iter().map(PyNotification::from).collect()
+    fn notifications(&self, py: Python<'_>) -> PyResult<Vec<PyNotification>> {
+        Ok(self.client(py)?.notifications().into_iter().map(PyNotification::from).collect())
     }
 
-    fn dismiss_notification(&self, deposit_id: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn dismiss_notification(
+        &self,
+        py: Python<'_>,
+        deposit_id: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
         let id = str_arg(deposit_id, "deposit_id")?;
-        Ok(self.shared.client.dismiss_notification(&id))
+        Ok(self.client(py)?.dismiss_notification(&id))
     }
 
     fn subscribe_notifications(
@@ -1328,7 +1368,7 @@ impl PyDepositClient {
         let held = Arc::clone(&slot);
         // Locked across the subscription, as in `subscribe`.
         let mut callbacks = self.callbacks();
-        let subscribed = self.shared.client.subscribe_notifications(Box::new(
+        let subscribed = self.client(py)?.subscribe_notifications(Box::new(
             move |records: &[NotificationRecord]| {
                 held.call(|py| Ok(notifications_to_py(py, records)?.into_any().unbind()));
             },
@@ -1348,8 +1388,7 @@ impl PyDepositClient {
 
     #[getter]
     fn notifications_config<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.shared
-            .client
+        self.client(py)?
             .notifications_config()
             .map(|config| notifications_config_dict(py, &config))
             .transpose()
@@ -1368,15 +1407,15 @@ impl PyDepositClient {
         // The list is locked across the subscription so that `unsubscribe(id)` from a callback
         // of the first event finds the slot.
         let mut callbacks = self.callbacks();
-        let id = self.shared.client.subscribe(Box::new(move |event: &core::DepositEvent| {
+        let id = self.client(py)?.subscribe(Box::new(move |event: &core::DepositEvent| {
             held.call(|py| event_to_py(py, event));
         }));
         callbacks.push((Some(id), slot));
         Ok(id)
     }
 
-    fn unsubscribe(&self, id: SubscriptionId) -> bool {
-        let removed = self.shared.client.unsubscribe(id);
+    fn unsubscribe(&self, py: Python<'_>, id: SubscriptionId) -> PyResult<bool> {
+        let removed = self.client(py)?.unsubscribe(id);
         let slot = {
             let mut callbacks = self.callbacks();
             let position = callbacks.iter().position(|(sid, _)| *sid == Some(id));
@@ -1385,7 +1424,7 @@ impl PyDepositClient {
         if let Some(slot) = slot {
             drop(slot.clear());
         }
-        removed
+        Ok(removed)
     }
 
     #[pyo3(signature = (timeout=None))]
@@ -1412,8 +1451,8 @@ impl PyDepositClient {
         }
     }
 
-    fn close(&self, py: Python<'_>) {
-        self.shutdown(py);
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.shutdown(py)
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
@@ -1427,9 +1466,9 @@ impl PyDepositClient {
         _exc_type: &Bound<'_, PyAny>,
         _exc_value: &Bound<'_, PyAny>,
         _traceback: &Bound<'_, PyAny>,
-    ) -> bool {
-        self.shutdown(py);
-        false
+    ) -> PyResult<bool> {
+        self.shutdown(py)?;
+        Ok(false)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -1449,11 +1488,23 @@ impl PyDepositClient {
     }
 
     fn __clear__(&self) {
+        // In a forked child the lists' locks may have been held by a thread of the parent:
+        // the callables are leaked with the client.
+        if !self.shared.origin.is_here() {
+            return;
+        }
         self.release_callables();
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        // Never a key: the owner, the status and where deposits go.
+        // Never a key: the owner, the status and where deposits go. In a forked child, none of
+        // the client's state (its locks may be held by the parent's threads).
+        if !self.shared.origin.is_here() {
+            return Ok(format!(
+                "<depositkit.DepositClient created in process {}>",
+                self.shared.origin.pid()
+            ));
+        }
         let destination = self.shared.client.get_destination();
         Ok(format!(
             "<depositkit.DepositClient owner={} status={} destination={}>",

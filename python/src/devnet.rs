@@ -25,10 +25,14 @@ use crate::conversions::{
 };
 use crate::errors::to_py_err;
 use crate::events::py_repr;
+use crate::fork::Origin;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevnet>()
 }
+
+/// The class name in the messages of [`crate::fork`].
+const CLASS: &str = "Devnet";
 
 /// How long `close()` lets in-flight requests finish.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -43,6 +47,7 @@ pub(crate) fn close_all(py: Python<'_>) {
         .unwrap_or_else(PoisonError::into_inner)
         .drain(..)
         .filter_map(|weak| weak.upgrade())
+        .filter(|handle| handle.origin.is_here())
         .collect();
     py.detach(move || {
         for handle in live {
@@ -83,10 +88,17 @@ struct Handle {
     running: Mutex<Option<RunningDevnet>>,
     /// Removed after the server stopped.
     temp: Mutex<Option<TempDir>>,
+    /// The process that started the server: in a forked child the server's threads do not
+    /// exist, and its database and temporary directory are the parent's.
+    origin: Origin,
 }
 
 impl Handle {
+    /// Stops the server and removes the temporary directory; in a forked child, nothing.
     fn stop(&self) {
+        if !self.origin.is_here() {
+            return;
+        }
         let running = self.running.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(running) = running
             && let Err(e) = running.shutdown()
@@ -99,6 +111,13 @@ impl Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
+        if !self.origin.is_here() {
+            // Inherited through fork: dropping the server would wait for its threads (gone)
+            // and the temporary directory holds the parent's database. Leaked on purpose.
+            std::mem::forget(self.running.get_mut().unwrap_or_else(PoisonError::into_inner).take());
+            std::mem::forget(self.temp.get_mut().unwrap_or_else(PoisonError::into_inner).take());
+            return;
+        }
         self.stop();
     }
 }
@@ -236,12 +255,19 @@ pub(crate) struct PyDevnet {
 }
 
 impl PyDevnet {
+    /// Fails in a forked child ([`crate::fork`]): every method but the fixed `services_url`,
+    /// `user_rpc_url` and `db_path` checks this first.
+    fn check_process(&self, py: Python<'_>) -> PyResult<()> {
+        self.handle.origin.check(py, CLASS)
+    }
+
     /// Runs `call` with the running server, detached from the interpreter.
     fn with<T: Send>(
         &self,
         py: Python<'_>,
         call: impl FnOnce(&RunningDevnet) -> devnet::Result<T> + Send,
     ) -> PyResult<T> {
+        self.check_process(py)?;
         let handle = &self.handle;
         let outcome = py.detach(move || {
             let running = handle.running.lock().unwrap_or_else(PoisonError::into_inner);
@@ -297,8 +323,11 @@ impl PyDevnet {
             py.detach(move || devnet::Devnet::start(config)).map_err(|e| devnet_err(py, e))?;
         let services_url = running.services_url();
         let user_rpc_url = running.user_rpc_url();
-        let handle =
-            Arc::new(Handle { running: Mutex::new(Some(running)), temp: Mutex::new(temp) });
+        let handle = Arc::new(Handle {
+            running: Mutex::new(Some(running)),
+            temp: Mutex::new(temp),
+            origin: Origin::here(),
+        });
         {
             let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
             live.retain(|weak| weak.strong_count() > 0);
@@ -323,8 +352,9 @@ impl PyDevnet {
     }
 
     #[getter]
-    fn closed(&self) -> bool {
-        self.handle.running.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        self.check_process(py)?;
+        Ok(self.handle.running.lock().unwrap_or_else(PoisonError::into_inner).is_none())
     }
 
     #[pyo3(signature = (address, chain_id, token, amount=None, *, raw_amount=None, sender=None))]
@@ -512,13 +542,15 @@ impl PyDevnet {
         Ok(dict)
     }
 
-    fn close(&self, py: Python<'_>) {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.check_process(py)?;
         let handle = &self.handle;
         py.detach(|| handle.stop());
+        Ok(())
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
-        if slf.closed() {
+        if slf.closed(slf.py())? {
             return Err(closed_err(slf.py()));
         }
         Ok(slf)
@@ -530,13 +562,19 @@ impl PyDevnet {
         _exc_type: &Bound<'_, PyAny>,
         _exc_value: &Bound<'_, PyAny>,
         _traceback: &Bound<'_, PyAny>,
-    ) -> bool {
-        self.close(py);
-        false
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let state = if self.closed() { " closed" } else { "" };
+        let state = if !self.handle.origin.is_here() {
+            format!(" created in process {}", self.handle.origin.pid())
+        } else if self.handle.running.lock().unwrap_or_else(PoisonError::into_inner).is_none() {
+            " closed".to_owned()
+        } else {
+            String::new()
+        };
         Ok(format!("<depositkit.Devnet services_url={}{state}>", py_repr(py, &self.services_url)?))
     }
 }

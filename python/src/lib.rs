@@ -10,6 +10,8 @@
 //! - [`validation`]: the chain, token, address and unit functions of spec §4;
 //! - [`blocking`]: the one way a Python caller waits for Rust work: detached from the
 //!   interpreter, checking for Ctrl-C every 100 ms;
+//! - [`fork`]: the process that created a client or devnet, checked first by each of its
+//!   methods, so that a forked child gets an error instead of a hang;
 //! - [`user_rpc`]: `UserRpcClient`, `User` and `Wallet`, the user-lookup service client;
 //! - [`deposit`]: `DepositClient`, the deposit client of the spec, and [`events`]: its records
 //!   (`DepositAddresses`, `DetectedDeposit`, `SweepResult`, `RefundResult`, `RefundEligibility`,
@@ -33,6 +35,7 @@ mod deposit;
 mod devnet;
 mod errors;
 mod events;
+mod fork;
 mod funding;
 mod onramp;
 mod providers;

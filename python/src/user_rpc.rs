@@ -23,6 +23,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
 use crate::blocking::wait_for;
 use crate::conversions::{json_to_py, str_arg, type_name};
 use crate::errors::to_py_err;
+use crate::fork::Origin;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyUserRpcClient>()?;
@@ -34,6 +35,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// The message of every call on a closed client.
 const CLOSED: &str = "UserRpcClient is closed";
 
+/// The class name in the messages of [`crate::fork`].
+const CLASS: &str = "UserRpcClient";
+
 // --- the client -------------------------------------------------------------------------------
 
 #[pyclass(module = "depositkit", name = "UserRpcClient", frozen)]
@@ -42,10 +46,16 @@ pub(crate) struct PyUserRpcClient {
     client: Mutex<Option<Arc<core::UserRpcClient>>>,
     base_url: String,
     project_id: String,
+    /// The process that created the client: a forked child must not share its connections.
+    origin: Origin,
 }
 
 impl PyUserRpcClient {
+    /// The core client, after checking that this is the process that created it
+    /// ([`crate::fork`]); every method but the fixed `base_url` and `project_id` goes through
+    /// here first.
     fn client(&self, py: Python<'_>) -> PyResult<Arc<core::UserRpcClient>> {
+        self.origin.check(py, CLASS)?;
         let guard = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         guard.clone().ok_or_else(|| to_py_err(py, Error::new(ErrorKind::DepositSdk, CLOSED)))
     }
@@ -97,6 +107,7 @@ impl PyUserRpcClient {
             base_url: client.base_url().to_owned(),
             project_id: client.project_id().to_owned(),
             client: Mutex::new(Some(Arc::new(client))),
+            origin: Origin::here(),
         })
     }
 
@@ -111,8 +122,9 @@ impl PyUserRpcClient {
     }
 
     #[getter]
-    fn closed(&self) -> bool {
-        self.client.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        self.origin.check(py, CLASS)?;
+        Ok(self.client.lock().unwrap_or_else(PoisonError::into_inner).is_none())
     }
 
     fn get_user_info(
@@ -151,9 +163,11 @@ impl PyUserRpcClient {
     }
 
     // Drops the core client and its connection pool. Idempotent; calls already running finish.
-    fn close(&self) {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.origin.check(py, CLASS)?;
         let client = self.client.lock().unwrap_or_else(PoisonError::into_inner).take();
         drop(client);
+        Ok(())
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
@@ -163,12 +177,13 @@ impl PyUserRpcClient {
 
     fn __exit__(
         &self,
+        py: Python<'_>,
         _exc_type: &Bound<'_, PyAny>,
         _exc_value: &Bound<'_, PyAny>,
         _traceback: &Bound<'_, PyAny>,
-    ) -> bool {
-        self.close();
-        false
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -178,6 +193,17 @@ impl PyUserRpcClient {
             py_repr(py, &self.base_url)?,
             py_repr(py, &self.project_id)?
         ))
+    }
+}
+
+impl Drop for PyUserRpcClient {
+    fn drop(&mut self) {
+        // Inherited through fork: the pooled connections are the parent's too. Leaked on
+        // purpose rather than closed from here.
+        if !self.origin.is_here() {
+            let client = self.client.get_mut().unwrap_or_else(PoisonError::into_inner).take();
+            std::mem::forget(client);
+        }
     }
 }
 

@@ -545,6 +545,11 @@ class UserRpcClient:
     Every network method raises, besides what it lists:
 
     - ``DepositSDKError`` (the base class itself) ``"UserRpcClient is closed"`` after ``close()``;
+    - ``InternalError`` in a forked child, for a client created before the fork (it shares
+      its connections with the parent): ``"this UserRpcClient was created in process N and
+      cannot be used in this forked child (process M): …; create a new UserRpcClient in the
+      child"``. ``closed`` and ``close()`` raise it too; ``base_url``, ``project_id`` and
+      ``repr()`` still answer;
     - ``AuthenticationError`` when the service rejects the project credentials (HTTP 401 or
       403); the message names the project id and the HTTP status, and this exception has no
       ``rpc_code``;
@@ -1783,8 +1788,15 @@ class DepositClient:
     status and the destination, never a key.
 
     Every method raises, besides what it lists, ``DepositSDKError`` (the base class)
-    ``"the client is closed"`` after ``close()``, and ``InternalError`` when the process forked
-    after the client was created (create a new client in the child).
+    ``"the client is closed"`` after ``close()``.
+
+    **Fork**: a client is tied to the process that created it (its threads stay in the parent).
+    In a forked child every method and property of an inherited client, ``close()`` included,
+    raises ``InternalError`` at once: ``"this DepositClient was created in process N and cannot
+    be used in this forked child (process M): …; create a new DepositClient in the child"``.
+    Exiting the child or dropping the object there leaves the parent's client alone; new
+    clients created in the child work. ``repr()`` is then
+    ``<depositkit.DepositClient created in process N>``.
     """
 
     def __new__(
@@ -2575,6 +2587,13 @@ class Devnet:
     onramp widget (``{services_url}/onramp/widget``, ``complete_onramp_order``).
 
     Every method raises ``DepositSDKError`` ``"the devnet is closed"`` after ``close()``.
+
+    **Fork**: the server runs in the process that created it. In a forked child every method
+    and property of an inherited devnet but ``services_url``, ``user_rpc_url`` and ``db_path``
+    (the parent's server still answers there), ``close()`` and ``closed`` included, raises
+    ``InternalError`` at once: ``"this Devnet was created in process N and cannot be used in
+    this forked child (process M): …; create a new Devnet in the child"``. Exiting the child
+    neither stops the parent's server nor removes its database.
     """
 
     def __new__(
