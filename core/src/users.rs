@@ -341,16 +341,7 @@ impl UserRpcClient {
                 quote(address)
             )));
         }
-        match self.call("isProjectUser", [chain, address])? {
-            Value::Bool(answer) => Ok(answer),
-            other => Err(Error::new(
-                ErrorKind::Protocol,
-                format!(
-                    "isProjectUser returned {} where a boolean was expected",
-                    json_kind(&other)
-                ),
-            )),
-        }
+        project_user_answer(self.call("isProjectUser", [chain, address])?)
     }
 
     /// Sends one JSON-RPC request and returns its `result`, or the error it carries.
@@ -368,69 +359,98 @@ impl UserRpcClient {
     }
 
     fn interpret(&self, method: &str, id: u64, reply: Reply) -> Result<Value> {
-        let parsed: Option<Value> = serde_json::from_str(&reply.body).ok();
-        let rpc_error =
-            parsed.as_ref().and_then(|v| v.get("error")).and_then(RpcErrorObject::from_json);
-        if reply.status == 401 || reply.status == 403 {
-            let detail = rpc_error.map(|e| format!(": {}", e.message)).unwrap_or_default();
-            return Err(Error::new(
-                ErrorKind::Authentication,
-                format!(
-                    "{method}: the service rejected the credentials of project {} (HTTP {}{detail})",
-                    quote(&self.project_id),
-                    reply.status
-                ),
-            ));
-        }
-        let Some(envelope) = parsed else {
-            return Err(Error::new(
-                ErrorKind::Protocol,
-                format!(
-                    "{method}: HTTP {} response is not JSON: {}",
-                    reply.status,
-                    quote(reply.body.trim())
-                ),
-            ));
-        };
-        let Some(object) = envelope.as_object() else {
-            return Err(protocol(
-                method,
-                format!("the response is {}, not an object", json_kind(&envelope)),
-            ));
-        };
-        if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Err(protocol(method, "the response lacks \"jsonrpc\": \"2.0\"".into()));
-        }
-        if let Some(error) = object.get("error") {
-            let Some(error) = RpcErrorObject::from_json(error) else {
-                return Err(protocol(
-                    method,
-                    format!("malformed error object {}", quote(&error.to_string())),
-                ));
-            };
-            return Err(Error::rpc(rpc_kind(error.code), method, error));
-        }
-        match object.get("id") {
-            Some(Value::Number(n)) if n.as_u64() == Some(id) => {}
-            Some(other) => {
-                return Err(protocol(
-                    method,
-                    format!("response id {other} does not match request id {id}"),
-                ));
-            }
-            None => return Err(protocol(method, "the response has no id".into())),
-        }
-        if reply.status != 200 {
-            return Err(protocol(
-                method,
-                format!("unexpected HTTP {} with a result", reply.status),
-            ));
-        }
-        object
-            .get("result")
-            .cloned()
-            .ok_or_else(|| protocol(method, "the response has neither result nor error".into()))
+        interpret_reply(&self.project_id, method, id, reply.status, &reply.body)
     }
+}
+
+/// What a call of `method` with request id `id`, made as project `project_id`, makes of the
+/// HTTP answer `status` with `body`: the JSON-RPC `result`, or the error it stands for.
+///
+/// Pure: the parsing entry point of the fuzz targets (`fuzz/`), not part of the API.
+#[doc(hidden)]
+pub fn interpret_reply(
+    project_id: &str,
+    method: &str,
+    id: u64,
+    status: u16,
+    body: &str,
+) -> Result<Value> {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let rpc_error =
+        parsed.as_ref().and_then(|v| v.get("error")).and_then(RpcErrorObject::from_json);
+    if status == 401 || status == 403 {
+        let detail = rpc_error.map(|e| format!(": {}", e.message)).unwrap_or_default();
+        return Err(Error::new(
+            ErrorKind::Authentication,
+            format!(
+                "{method}: the service rejected the credentials of project {} (HTTP {status}{detail})",
+                quote(project_id)
+            ),
+        ));
+    }
+    let Some(envelope) = parsed else {
+        return Err(Error::new(
+            ErrorKind::Protocol,
+            format!("{method}: HTTP {status} response is not JSON: {}", quote(body.trim())),
+        ));
+    };
+    let Some(object) = envelope.as_object() else {
+        return Err(protocol(
+            method,
+            format!("the response is {}, not an object", json_kind(&envelope)),
+        ));
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(protocol(method, "the response lacks \"jsonrpc\": \"2.0\"".into()));
+    }
+    if let Some(error) = object.get("error") {
+        let Some(error) = RpcErrorObject::from_json(error) else {
+            return Err(protocol(
+                method,
+                format!("malformed error object {}", quote(&error.to_string())),
+            ));
+        };
+        return Err(Error::rpc(rpc_kind(error.code), method, error));
+    }
+    match object.get("id") {
+        Some(Value::Number(n)) if n.as_u64() == Some(id) => {}
+        Some(other) => {
+            return Err(protocol(
+                method,
+                format!("response id {other} does not match request id {id}"),
+            ));
+        }
+        None => return Err(protocol(method, "the response has no id".into())),
+    }
+    if status != 200 {
+        return Err(protocol(method, format!("unexpected HTTP {status} with a result")));
+    }
+    object
+        .get("result")
+        .cloned()
+        .ok_or_else(|| protocol(method, "the response has neither result nor error".into()))
+}
+
+/// `isProjectUser`'s `result` as its answer.
+///
+/// Pure: a parsing entry point of the fuzz targets (`fuzz/`), not part of the API.
+#[doc(hidden)]
+pub fn project_user_answer(result: Value) -> Result<bool> {
+    match result {
+        Value::Bool(answer) => Ok(answer),
+        other => Err(Error::new(
+            ErrorKind::Protocol,
+            format!("isProjectUser returned {} where a boolean was expected", json_kind(&other)),
+        )),
+    }
+}
+
+/// The `result` of `getUserInfo` or `getUserInfoByIdentity` (`method`) as a [`User`].
+///
+/// Pure: a parsing entry point of the fuzz targets (`fuzz/`), not part of the API.
+#[doc(hidden)]
+pub fn user_from_result(method: &str, result: Value) -> Result<User> {
+    User::from_result(method, result)
 }
 
 fn protocol(method: &str, what: String) -> Error {

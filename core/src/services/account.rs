@@ -455,7 +455,6 @@ impl AccountClient {
         account_ids: &[&str],
         batch_sessions: &[&str],
     ) -> Result<HashMap<String, Vec<BalanceLine>>, CallError> {
-        const WHAT: &str = "balances";
         let url = format!("{}/v1/balances", self.base_url);
         let body = json!({ "accountIds": account_ids }).to_string();
         let mut headers = self.headers(jwt);
@@ -463,29 +462,11 @@ impl AccountClient {
             headers.push(("X-Batch-Sessions", batch_sessions.join(",")));
         }
         let reply = self.http.post(url, headers, body).await.map_err(CallError::Transport)?;
-        let raw: RawBalances = decode(WHAT, reply)?;
-        let mut accounts = HashMap::with_capacity(raw.accounts.len());
-        for (id, lines) in raw.accounts {
-            let mut out = Vec::with_capacity(lines.balances.len());
-            for line in lines.balances {
-                out.push(BalanceLine {
-                    chain_id: line.chain_id,
-                    raw_amount: amount(WHAT, "rawAmount", &line.raw_amount)?,
-                    received: amount(WHAT, "received", &line.received)?,
-                    token: line.token,
-                    decimals: line.decimals,
-                    price_usd: line.price_usd,
-                    value_usd: line.value_usd,
-                });
-            }
-            accounts.insert(id, out);
-        }
-        Ok(accounts)
+        parse_balances(reply.status, reply.body)
     }
 
     /// `POST /v1/sweeps/quote`: prices the conversion of exactly `request.source`.
     pub async fn quote(&self, jwt: &str, request: &QuoteRequest) -> Result<Quote, CallError> {
-        const WHAT: &str = "sweep quote";
         let url = format!("{}/v1/sweeps/quote", self.base_url);
         let mut body = json!({
             "accountId": request.account_id,
@@ -507,21 +488,7 @@ impl AccountClient {
         let body = body.to_string();
         let reply =
             self.http.post(url, self.headers(jwt), body).await.map_err(CallError::Transport)?;
-        let raw: RawQuote = decode(WHAT, reply)?;
-        Ok(Quote {
-            destination_raw_amount: amount(
-                WHAT,
-                "destination.rawAmount",
-                &raw.destination.raw_amount,
-            )?,
-            quote_id: raw.quote_id,
-            root_hash: raw.root_hash,
-            expires_at: raw.expires_at,
-            source_decimals: raw.source.decimals,
-            source_value_usd: raw.source.value_usd,
-            destination_decimals: raw.destination.decimals,
-            fees: raw.fees,
-        })
+        parse_quote(reply.status, reply.body)
     }
 
     /// `POST /v1/sweeps/send`, exactly once: never retried here, because an answer that was lost
@@ -538,20 +505,7 @@ impl AccountClient {
             Err(failure) => {
                 Err(SendError::Unknown { error: failure.error, maybe_sent: failure.maybe_sent })
             }
-            Ok(reply) if reply.status == 429 || reply.status >= 500 => {
-                let e = ServiceError::from_reply(&reply);
-                Err(SendError::Unknown {
-                    error: Error::new(ErrorKind::Network, format!("sweep send answered {e}")),
-                    maybe_sent: true,
-                })
-            }
-            Ok(reply) => match decode::<SendResult>("sweep send", reply) {
-                Ok(result) => Ok(result),
-                Err(CallError::Service(e)) => Err(SendError::Refused(e)),
-                Err(CallError::Transport(error) | CallError::Session(error)) => {
-                    Err(SendError::Unknown { error, maybe_sent: true })
-                }
-            },
+            Ok(reply) => parse_send(reply.status, reply.body),
         }
     }
 
@@ -565,10 +519,7 @@ impl AccountClient {
         let url = format!("{}/v1/sweeps/{}", self.base_url, path_segment(quote_id));
         let reply: Reply =
             self.http.get(url, self.headers(jwt)).await.map_err(CallError::Transport)?;
-        match decode::<SendResult>("sweep status", reply) {
-            Err(CallError::Service(e)) if e.status == 404 && e.code == "NOT_SENT" => Ok(None),
-            other => other.map(Some),
-        }
+        parse_sweep_status(reply.status, reply.body)
     }
 
     /// `GET /v1/transactions`: a page of the account's transactions, newest first.
@@ -642,7 +593,6 @@ impl AccountClient {
         from: U256,
         to: U256,
     ) -> Result<Vec<Receipt>, CallError> {
-        const WHAT: &str = "receipts";
         let url = format!(
             "{}/v1/receipts?accountId={}&chainId={chain_id}&token={}&from={from}&to={to}",
             self.base_url,
@@ -650,21 +600,105 @@ impl AccountClient {
             path_segment(token),
         );
         let reply = self.http.get(url, self.headers(jwt)).await.map_err(CallError::Transport)?;
-        let raw: RawReceipts = decode(WHAT, reply)?;
-        raw.receipts
-            .into_iter()
-            .map(|r| {
-                Ok(Receipt {
-                    raw_amount: amount(WHAT, "rawAmount", &r.raw_amount)?,
-                    received_before: amount(WHAT, "receivedBefore", &r.received_before)?,
-                    received_after: amount(WHAT, "receivedAfter", &r.received_after)?,
-                    tx_hash: r.tx_hash,
-                    sender: r.sender.filter(|s| !s.trim().is_empty()),
-                    timestamp: r.timestamp,
-                })
-            })
-            .collect()
+        parse_receipts(reply.status, reply.body)
     }
+}
+
+// The parsing of the service's answers, apart from the HTTP so that it is pure: the entry points
+// of the fuzz targets (`fuzz/`), not part of the API. Each takes the HTTP status and body.
+
+/// The answer of `POST /v1/balances`: each account's balance lines.
+#[doc(hidden)]
+pub fn parse_balances(
+    status: u16,
+    body: String,
+) -> Result<HashMap<String, Vec<BalanceLine>>, CallError> {
+    const WHAT: &str = "balances";
+    let raw: RawBalances = decode(WHAT, Reply { status, body })?;
+    let mut accounts = HashMap::with_capacity(raw.accounts.len());
+    for (id, lines) in raw.accounts {
+        let mut out = Vec::with_capacity(lines.balances.len());
+        for line in lines.balances {
+            out.push(BalanceLine {
+                chain_id: line.chain_id,
+                raw_amount: amount(WHAT, "rawAmount", &line.raw_amount)?,
+                received: amount(WHAT, "received", &line.received)?,
+                token: line.token,
+                decimals: line.decimals,
+                price_usd: line.price_usd,
+                value_usd: line.value_usd,
+            });
+        }
+        accounts.insert(id, out);
+    }
+    Ok(accounts)
+}
+
+/// The answer of `POST /v1/sweeps/quote`.
+#[doc(hidden)]
+pub fn parse_quote(status: u16, body: String) -> Result<Quote, CallError> {
+    const WHAT: &str = "sweep quote";
+    let raw: RawQuote = decode(WHAT, Reply { status, body })?;
+    Ok(Quote {
+        destination_raw_amount: amount(WHAT, "destination.rawAmount", &raw.destination.raw_amount)?,
+        quote_id: raw.quote_id,
+        root_hash: raw.root_hash,
+        expires_at: raw.expires_at,
+        source_decimals: raw.source.decimals,
+        source_value_usd: raw.source.value_usd,
+        destination_decimals: raw.destination.decimals,
+        fees: raw.fees,
+    })
+}
+
+/// The answer of `POST /v1/sweeps/send`: 429 and 5xx leave the outcome unknown, any other
+/// non-2xx status is a refusal.
+#[doc(hidden)]
+pub fn parse_send(status: u16, body: String) -> Result<SendResult, SendError> {
+    let reply = Reply { status, body };
+    if reply.status == 429 || reply.status >= 500 {
+        let e = ServiceError::from_reply(&reply);
+        return Err(SendError::Unknown {
+            error: Error::new(ErrorKind::Network, format!("sweep send answered {e}")),
+            maybe_sent: true,
+        });
+    }
+    match decode::<SendResult>("sweep send", reply) {
+        Ok(result) => Ok(result),
+        Err(CallError::Service(e)) => Err(SendError::Refused(e)),
+        Err(CallError::Transport(error) | CallError::Session(error)) => {
+            Err(SendError::Unknown { error, maybe_sent: true })
+        }
+    }
+}
+
+/// The answer of `GET /v1/sweeps/{quoteId}`: `None` for 404 `NOT_SENT`.
+#[doc(hidden)]
+pub fn parse_sweep_status(status: u16, body: String) -> Result<Option<SendResult>, CallError> {
+    match decode::<SendResult>("sweep status", Reply { status, body }) {
+        Err(CallError::Service(e)) if e.status == 404 && e.code == "NOT_SENT" => Ok(None),
+        other => other.map(Some),
+    }
+}
+
+/// The answer of `GET /v1/receipts`.
+#[doc(hidden)]
+pub fn parse_receipts(status: u16, body: String) -> Result<Vec<Receipt>, CallError> {
+    const WHAT: &str = "receipts";
+    let raw: RawReceipts = decode(WHAT, Reply { status, body })?;
+    raw.receipts
+        .into_iter()
+        .map(|r| {
+            Ok(Receipt {
+                raw_amount: amount(WHAT, "rawAmount", &r.raw_amount)?,
+                received_before: amount(WHAT, "receivedBefore", &r.received_before)?,
+                received_after: amount(WHAT, "receivedAfter", &r.received_after)?,
+                tx_hash: r.tx_hash,
+                sender: r.sender.filter(|s| !s.trim().is_empty()),
+                timestamp: r.timestamp,
+            })
+        })
+        .collect()
 }
 
 /// Percent-encodes everything but unreserved characters (ids are opaque strings).

@@ -23,6 +23,7 @@ use super::{CallError, Http, HttpSettings, decode};
 use crate::deposit::{BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID, JWT_ISSUER};
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
+use crate::http::Reply;
 
 /// Clock-skew allowance when checking `exp`, in seconds.
 pub const JWT_LEEWAY_SECS: u64 = 60;
@@ -140,63 +141,17 @@ impl JwtClient {
             Error::new(ErrorKind::Jwt, format!("Failed to connect to JWT service: {}", e.message()))
                 .with_source(e)
         })?;
-        let answer: JwtAnswer = match decode("JWT service", reply) {
-            Ok(answer) => answer,
-            Err(CallError::Service(e)) if e.status == 401 => {
-                return Err(Error::new(
-                    ErrorKind::Authentication,
-                    format!("Invalid project credentials: {} ({})", e.message, e.code),
-                ));
-            }
-            Err(CallError::Service(e)) => {
-                return Err(Error::new(
-                    ErrorKind::Jwt,
-                    format!("JWT request failed (HTTP {}, {}): {}", e.status, e.code, e.message),
-                ));
-            }
-            Err(CallError::Transport(e) | CallError::Session(e)) => {
-                return Err(Error::new(
-                    ErrorKind::Jwt,
-                    format!("JWT service did not return a valid token: {}", e.message()),
-                ));
-            }
-        };
-        let Some(jwt) = answer.jwt.filter(|j| !j.is_empty()) else {
-            return Err(Error::new(ErrorKind::Jwt, "JWT service did not return a valid token"));
-        };
+        let (jwt, answer_expires_at) = parse_jwt_answer(reply.status, reply.body)?;
         let claims = self.verify(&jwt, &user_id).await?;
-        let expires_at = answer.expires_at.map_or(claims.exp, |at| at.min(claims.exp));
+        let expires_at = answer_expires_at.map_or(claims.exp, |at| at.min(claims.exp));
         Ok(Session { jwt, expires_at, subject: claims.sub })
     }
 
     /// Verifies `jwt` for the user `user_id` (lower-case owner address).
     async fn verify(&self, jwt: &str, user_id: &str) -> Result<Claims> {
-        let fail =
-            |why: String| Error::new(ErrorKind::Jwt, format!("JWT verification failed: {why}"));
-        let header = jsonwebtoken::decode_header(jwt)
-            .map_err(|e| fail(format!("malformed token: {}", describe(&e))))?;
-        if header.alg != Algorithm::RS256 {
-            return Err(fail(format!("algorithm {:?} is not allowed, only RS256", header.alg)));
-        }
-        let Some(kid) = header.kid else {
-            return Err(fail("the token header has no kid".into()));
-        };
+        let kid = token_kid(jwt)?;
         let jwk = self.key(&kid).await?;
-        if jwk.common.key_algorithm.is_some_and(|alg| alg != jsonwebtoken::jwk::KeyAlgorithm::RS256)
-        {
-            return Err(fail(format!("JWKS key {} is not an RS256 key", quote(&kid))));
-        }
-        let key = DecodingKey::from_jwk(&jwk)
-            .map_err(|e| fail(format!("JWKS key {} is unusable: {}", quote(&kid), describe(&e))))?;
-        let mut validation = Validation::new(Algorithm::RS256);
-        validation.leeway = JWT_LEEWAY_SECS;
-        validation.set_issuer(&[JWT_ISSUER]);
-        validation.set_audience(&[BUILTIN_PROJECT_ID]);
-        validation.sub = Some(format!("ua:{user_id}"));
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        let data = jsonwebtoken::decode::<Claims>(jwt, &key, &validation)
-            .map_err(|e| fail(describe(&e)))?;
-        Ok(data.claims)
+        verify_with_key(jwt, &kid, &jwk, user_id)
     }
 
     /// The JWKS key `kid`: from the cache while it is fresh, else fetched; on a miss the JWKS
@@ -230,14 +185,100 @@ impl JwtClient {
             Error::new(ErrorKind::Jwt, format!("Failed to fetch JWKS from {url}: {}", e.message()))
                 .with_source(e)
         })?;
-        let set: JwkSet = decode("JWKS endpoint", reply).map_err(|e| {
-            Error::new(ErrorKind::Jwt, format!("Failed to fetch JWKS from {url}: {e}"))
-        })?;
-        if set.keys.is_empty() {
-            return Err(Error::new(ErrorKind::Jwt, "JWKS endpoint returned an empty key set"));
-        }
-        Ok(set)
+        parse_jwks(&url, reply.status, reply.body)
     }
+}
+
+// The parsing and checking of the service's answers, apart from the HTTP so that it is pure: the
+// entry points of the fuzz targets (`fuzz/`), not part of the API.
+
+/// The answer of `POST {jwt}/v1/jwt` (HTTP `status`, `body`): the token, not yet verified, and
+/// the answer's `expiresAt`.
+#[doc(hidden)]
+pub fn parse_jwt_answer(status: u16, body: String) -> Result<(String, Option<u64>)> {
+    let answer: JwtAnswer = match decode("JWT service", Reply { status, body }) {
+        Ok(answer) => answer,
+        Err(CallError::Service(e)) if e.status == 401 => {
+            return Err(Error::new(
+                ErrorKind::Authentication,
+                format!("Invalid project credentials: {} ({})", e.message, e.code),
+            ));
+        }
+        Err(CallError::Service(e)) => {
+            return Err(Error::new(
+                ErrorKind::Jwt,
+                format!("JWT request failed (HTTP {}, {}): {}", e.status, e.code, e.message),
+            ));
+        }
+        Err(CallError::Transport(e) | CallError::Session(e)) => {
+            return Err(Error::new(
+                ErrorKind::Jwt,
+                format!("JWT service did not return a valid token: {}", e.message()),
+            ));
+        }
+    };
+    let Some(jwt) = answer.jwt.filter(|j| !j.is_empty()) else {
+        return Err(Error::new(ErrorKind::Jwt, "JWT service did not return a valid token"));
+    };
+    Ok((jwt, answer.expires_at))
+}
+
+/// The answer of the JWKS endpoint at `url`: a non-empty key set.
+#[doc(hidden)]
+pub fn parse_jwks(url: &str, status: u16, body: String) -> Result<JwkSet> {
+    let set: JwkSet = decode("JWKS endpoint", Reply { status, body })
+        .map_err(|e| Error::new(ErrorKind::Jwt, format!("Failed to fetch JWKS from {url}: {e}")))?;
+    if set.keys.is_empty() {
+        return Err(Error::new(ErrorKind::Jwt, "JWKS endpoint returned an empty key set"));
+    }
+    Ok(set)
+}
+
+/// Verifies `jwt` for the user `user_id` against the keys of `set` (never fetched again):
+/// the `sub` and `exp` claims of a token that passes.
+#[doc(hidden)]
+pub fn verify_with_jwks(jwt: &str, user_id: &str, set: &JwkSet) -> Result<(String, u64)> {
+    let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+    let kid = token_kid(jwt)?;
+    let jwk = set.find(&kid).ok_or_else(|| unknown_kid(&kid))?;
+    let claims = verify_with_key(jwt, &kid, jwk, user_id)?;
+    Ok((claims.sub, claims.exp))
+}
+
+fn verification_failed(why: String) -> Error {
+    Error::new(ErrorKind::Jwt, format!("JWT verification failed: {why}"))
+}
+
+/// The `kid` of an RS256 token's header.
+fn token_kid(jwt: &str) -> Result<String> {
+    let header = jsonwebtoken::decode_header(jwt)
+        .map_err(|e| verification_failed(format!("malformed token: {}", describe(&e))))?;
+    if header.alg != Algorithm::RS256 {
+        return Err(verification_failed(format!(
+            "algorithm {:?} is not allowed, only RS256",
+            header.alg
+        )));
+    }
+    header.kid.ok_or_else(|| verification_failed("the token header has no kid".into()))
+}
+
+/// Verifies `jwt` for the user `user_id` with `jwk`, the JWKS key `kid`.
+fn verify_with_key(jwt: &str, kid: &str, jwk: &Jwk, user_id: &str) -> Result<Claims> {
+    let fail = verification_failed;
+    if jwk.common.key_algorithm.is_some_and(|alg| alg != jsonwebtoken::jwk::KeyAlgorithm::RS256) {
+        return Err(fail(format!("JWKS key {} is not an RS256 key", quote(kid))));
+    }
+    let key = DecodingKey::from_jwk(jwk)
+        .map_err(|e| fail(format!("JWKS key {} is unusable: {}", quote(kid), describe(&e))))?;
+    let mut validation = Validation::new(Algorithm::RS256);
+    validation.leeway = JWT_LEEWAY_SECS;
+    validation.set_issuer(&[JWT_ISSUER]);
+    validation.set_audience(&[BUILTIN_PROJECT_ID]);
+    validation.sub = Some(format!("ua:{user_id}"));
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    let data =
+        jsonwebtoken::decode::<Claims>(jwt, &key, &validation).map_err(|e| fail(describe(&e)))?;
+    Ok(data.claims)
 }
 
 fn unknown_kid(kid: &str) -> Error {
