@@ -78,11 +78,11 @@ impl Funding {
         }
         let to_address: Address = deposit_address(to, "an EVM address")?;
         self.switch_chain(&provider, chain_id)?;
-        let reader = match self.config.evm_rpc_urls.get(&chain_id) {
-            Some(_) => match self.evm_node(chain_id) {
-                Some(node) => Reader::Node(node),
-                None => Reader::Wallet(Arc::clone(&provider)),
-            },
+        // Only a node the host configured for the chain, never the public default: without one
+        // the wallet's own provider reads the chain.
+        let configured = self.config.evm_rpc_urls.contains_key(&chain_id);
+        let reader = match configured.then(|| self.evm_node(chain_id)).flatten() {
+            Some(node) => Reader::Node(node),
             None => Reader::Wallet(Arc::clone(&provider)),
         };
         let base_price = reader.quantity(chain_id, "eth_gasPrice", json!([]))?;
