@@ -145,6 +145,7 @@ const OPTION_NAMES: &[&str] = &[
     "httpInitialBackoffMs",
     "callTimeoutMs",
     "eventQueueCapacity",
+    "storePath",
     "onDepositEvent",
     "chainId",
     "delayMs",
@@ -574,6 +575,7 @@ pub(crate) struct Options<'a, 'py> {
     pub http_initial_backoff_ms: Option<&'a Bound<'py, PyAny>>,
     pub call_timeout_ms: Option<&'a Bound<'py, PyAny>>,
     pub event_queue_capacity: Option<&'a Bound<'py, PyAny>>,
+    pub store_path: Option<&'a Bound<'py, PyAny>>,
 }
 
 const NON_NEGATIVE: &str = "a non-negative integer";
@@ -651,6 +653,20 @@ fn build_config(
     if let Some(n) = int_opt(o.event_queue_capacity, "event_queue_capacity", "a positive integer")?
     {
         config.event_queue_capacity = n;
+    }
+    if let Some(path) = given(o.store_path) {
+        // A str or any os.PathLike (pathlib.Path).
+        let text = if path.is_instance_of::<PyString>() {
+            path.clone()
+        } else {
+            path.py().import("os")?.getattr("fspath")?.call1((path,)).map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "store_path must be a str or os.PathLike, not {}",
+                    type_name(path)
+                ))
+            })?
+        };
+        config.store_path = Some(str_arg(&text, "store_path")?.into_owned());
     }
     Ok(config)
 }
@@ -876,9 +892,9 @@ impl PyDepositClient {
             sweep_retry_delay_ms=None, reconcile_interval_ms=None, processing_timeout_ms=None,
             min_polling_interval_ms=None, request_timeout_ms=None,
             http_retries=None, http_initial_backoff_ms=None, call_timeout_ms=None,
-            event_queue_capacity=None
+            event_queue_capacity=None, store_path=None
         ),
-        text_signature = "(owner_address, destination, *, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, on_deposit_event=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024)"
+        text_signature = "(owner_address, destination, *, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, on_deposit_event=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024, store_path=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -910,6 +926,7 @@ impl PyDepositClient {
         http_initial_backoff_ms: Option<&Bound<'_, PyAny>>,
         call_timeout_ms: Option<&Bound<'_, PyAny>>,
         event_queue_capacity: Option<&Bound<'_, PyAny>>,
+        store_path: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let options = Options {
             intermediary_address,
@@ -936,6 +953,7 @@ impl PyDepositClient {
             http_initial_backoff_ms,
             call_timeout_ms,
             event_queue_capacity,
+            store_path,
         };
         let mut config = build_config(owner_address, destination, &options)?;
         let mut callbacks = Vec::new();
@@ -1049,6 +1067,43 @@ impl PyDepositClient {
     #[getter]
     fn dropped_events(&self, py: Python<'_>) -> PyResult<u64> {
         Ok(self.client(py)?.dropped_events())
+    }
+
+    /// The id of the last event the client emitted (0: none yet).
+    #[getter]
+    fn last_event_id(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.client(py)?.last_event_id())
+    }
+
+    /// The SQLite file of the client's durable state, or None.
+    #[getter]
+    fn store_path(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        Ok(self.client(py)?.store_path().map(|p| p.display().to_string()))
+    }
+
+    /// The events after `cursor` as `(event_id, event)` pairs, oldest first.
+    #[pyo3(signature = (cursor=None, limit=None))]
+    fn events_since(
+        &self,
+        py: Python<'_>,
+        cursor: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<(u64, Py<PyAny>)>> {
+        let cursor: u64 = int_opt(cursor, "cursor", NON_NEGATIVE)?.unwrap_or(0);
+        let limit: usize = int_opt(limit, "limit", NON_NEGATIVE)?.unwrap_or(usize::MAX);
+        let events = self.client(py)?.events_since(cursor, limit).map_err(|e| to_py_err(py, e))?;
+        events.iter().map(|r| Ok((r.id, event_to_py(py, &r.event)?))).collect()
+    }
+
+    /// Deposit `deposit_id`'s lifecycle events and refund updates as `(event_id, event)` pairs.
+    fn deposit_history(
+        &self,
+        py: Python<'_>,
+        deposit_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<(u64, Py<PyAny>)>> {
+        let id = str_arg(deposit_id, "deposit_id")?;
+        let events = self.client(py)?.deposit_history(&id).map_err(|e| to_py_err(py, e))?;
+        events.iter().map(|r| Ok((r.id, event_to_py(py, &r.event)?))).collect()
     }
 
     #[getter]

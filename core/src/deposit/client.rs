@@ -15,7 +15,7 @@ use super::config::{
 };
 use super::events::{
     DepositEvent, DepositLifecycleEvent, DepositPhase, Dispatcher, EventCallback, EventDestination,
-    EventHub, NotificationsCallback, SubscriptionId,
+    EventHub, NotificationsCallback, RecordedEvent, RecordedEventCallback, SubscriptionId,
 };
 use super::history::{DEFAULT_PAGE_SIZE, HistoryCaches, MAX_PAGE_SIZE, TokenTransactionFilter};
 use super::model::{
@@ -24,6 +24,7 @@ use super::model::{
 };
 use super::notifications::{NotificationRecord, NotificationStore};
 use super::status::{ClientStatus, Lifecycle, StatusTracker};
+use super::store::{self, AttemptWrite, Change, DepositStore, RecordWrite, Restored};
 use super::sweeper::{Job, SentQuote};
 use super::watcher::{Detector, Finding, Thresholds};
 use crate::chains::Chain;
@@ -33,8 +34,8 @@ use crate::funding::Funding;
 use crate::onramp::OnrampOrder;
 use crate::runtime::Runtime;
 use crate::services::{
-    AccountClient, AccountInfo, BalanceLine, CallError, JwtClient, SessionManager, SignerClient,
-    TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
+    AccountClient, AccountInfo, BalanceLine, CallError, JwtClient, QuotePurpose, SessionManager,
+    SignerClient, TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
 };
 use crate::units::U256;
 use crate::validate::{evm_address_problem, solana_address_problem};
@@ -76,6 +77,40 @@ pub(crate) enum DepositState {
 }
 
 impl DepositState {
+    const ALL: [DepositState; 10] = [
+        DepositState::Waiting,
+        DepositState::Queued,
+        DepositState::Sweeping,
+        DepositState::RetryWait,
+        DepositState::Unresolved,
+        DepositState::Failed,
+        DepositState::RefundWait,
+        DepositState::RefundQueued,
+        DepositState::Refunding,
+        DepositState::RefundUnresolved,
+    ];
+
+    /// The name stored in the deposit store.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            DepositState::Waiting => "waiting",
+            DepositState::Queued => "queued",
+            DepositState::Sweeping => "sweeping",
+            DepositState::RetryWait => "retry_wait",
+            DepositState::Unresolved => "unresolved",
+            DepositState::Failed => "failed",
+            DepositState::RefundWait => "refund_wait",
+            DepositState::RefundQueued => "refund_queued",
+            DepositState::Refunding => "refunding",
+            DepositState::RefundUnresolved => "refund_unresolved",
+        }
+    }
+
+    /// The state named `name` ([`as_str`](DepositState::as_str)).
+    pub(crate) fn parse(name: &str) -> Option<DepositState> {
+        DepositState::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
     /// Whether money of the deposit is moving or about to: the status is `sweeping`.
     pub(crate) fn busy(self) -> bool {
         matches!(
@@ -116,11 +151,42 @@ pub(crate) struct DepositRecord {
     pub attempts: u32,
     /// A signed quote whose send outcome is unknown (a sweep's or a refund's).
     pub unresolved: Option<SentQuote>,
+    /// The signed quote of the attempt running now, recorded before it is sent: a client
+    /// killed meanwhile resolves this quote when it starts again instead of quoting anew.
+    pub in_flight: Option<SentQuote>,
     /// Automatic resolution rounds of `unresolved` so far.
     pub reconcile_rounds: u32,
     /// Whether a sweep of it failed for good.
     pub sweep_failed: bool,
     pub refund: Option<RefundProgress>,
+}
+
+/// How a deposit that left the table ended, in the store.
+pub(crate) const CREDITED: &str = "credited";
+/// See [`CREDITED`].
+pub(crate) const REFUNDED: &str = "refunded";
+
+/// The store write of a record in the table.
+pub(crate) fn open_write(record: &DepositRecord) -> RecordWrite {
+    RecordWrite {
+        id: record.deposit.id.clone(),
+        seq: record.seq,
+        state: record.state.as_str(),
+        open: true,
+        record: store::record_json(record),
+    }
+}
+
+/// The store write of a record that left the table, ending as `end` ([`CREDITED`] or
+/// [`REFUNDED`]).
+pub(crate) fn closed_write(record: &DepositRecord, end: &'static str) -> RecordWrite {
+    RecordWrite {
+        id: record.deposit.id.clone(),
+        seq: record.seq,
+        state: end,
+        open: false,
+        record: store::record_json(record),
+    }
 }
 
 /// Everything mutable of a client, behind one short-held lock (never across an await, never
@@ -151,6 +217,11 @@ impl State {
     pub fn recount(&mut self) -> Option<ClientStatus> {
         let busy = self.deposits.values().filter(|r| r.state.busy()).count() + self.recovering;
         self.status.set_sweeps(busy)
+    }
+
+    /// The store write of deposit `id` while it is in the table.
+    pub fn write_of(&self, id: &str) -> Option<RecordWrite> {
+        self.deposits.get(id).map(open_write)
     }
 
     pub fn remember_result(&mut self, result: SweepResult) {
@@ -383,7 +454,14 @@ impl Inner {
     ) -> Result<(Vec<DepositLifecycleEvent>, Vec<BalanceLine>)> {
         let account_id = self.account_id()?;
         let lines = self.balance_lines(&account_id).await?;
+        let version = detector.version();
         let findings = detector.observe(&account_id, &lines, &self.thresholds, now_ms());
+        // New deposits and the baselines that found them are saved together: a restart neither
+        // loses them nor reports them again.
+        let mut change = Change {
+            detector: (detector.version() != version).then(|| detector.snapshot()),
+            ..Change::default()
+        };
         let mut events = Vec::new();
         let mut status = None;
         {
@@ -420,11 +498,13 @@ impl Inner {
                                 },
                                 attempts: 0,
                                 unresolved: None,
+                                in_flight: None,
                                 reconcile_rounds: 0,
                                 sweep_failed: false,
                                 refund: None,
                             },
                         );
+                        change.records.extend(state.write_of(&id));
                         if auto && let Some(tx) = &state.jobs {
                             // The job waits in the queue until the events below are out:
                             // the executor needs this lock to start it.
@@ -443,12 +523,121 @@ impl Inner {
                 status = state.recount();
                 self.invalidate_history();
             }
-            for event in &events {
-                self.hub.emit(DepositEvent::Lifecycle(event.clone()));
-            }
+            change.events = events.iter().cloned().map(DepositEvent::Lifecycle).collect();
+            self.hub.commit(change);
         }
         self.emit_status(status);
         Ok((events, lines))
+    }
+
+    /// Records `sent` as the attempt of deposit `id` now under way, durably, before it is
+    /// sent. `Err` (why) when it cannot be recorded: then it must not be sent.
+    pub(crate) fn record_in_flight(
+        &self,
+        id: &str,
+        sent: &SentQuote,
+    ) -> std::result::Result<(), String> {
+        let mut state = self.state();
+        let Some(record) = state.deposits.get_mut(id) else {
+            return Err(format!("deposit {id} left the table"));
+        };
+        record.in_flight = Some(sent.clone());
+        let change = Change {
+            records: state.write_of(id).into_iter().collect(),
+            attempts: vec![AttemptWrite {
+                quote_id: sent.quote.quote_id.clone(),
+                deposit_id: id.to_owned(),
+                purpose: sent.purpose,
+                outcome: None,
+                transaction_id: None,
+            }],
+            ..Change::default()
+        };
+        match self.hub.store().commit(change, now_ms()) {
+            (_, None) => Ok(()),
+            (_, Some(error)) => {
+                if let Some(record) = state.deposits.get_mut(id) {
+                    record.in_flight = None;
+                }
+                Err(format!(
+                    "nothing was sent: the attempt could not be recorded ({})",
+                    error.message()
+                ))
+            }
+        }
+    }
+
+    /// Reads what an earlier run of this client left in the store (nothing without one).
+    fn load_store(&self, account_id: &str) -> Result<Restored> {
+        let store = self.hub.store();
+        store.bind_account(account_id, now_ms())?;
+        store.load()
+    }
+
+    /// Puts an earlier run's state back and restarts its work: every deposit where it was,
+    /// each quote that may have been sent resolved with that same quote. Called by
+    /// `initialize()` with the executor running and the state lock held.
+    fn resume(self: &Arc<Self>, state: &mut State, restored: Restored) -> Result<()> {
+        if let Some(snapshot) = &restored.detector {
+            let mut detector = self.detector.try_lock().map_err(|_| {
+                Error::new(ErrorKind::Internal, "the watcher ran while the client was starting")
+            })?;
+            *detector = Detector::restore(snapshot, &restored.known_ids);
+        }
+        for result in restored.sweep_results {
+            state.remember_result(result);
+        }
+        for result in restored.refund_results {
+            state.remember_refund(result);
+        }
+        state.next_seq = state.next_seq.max(restored.next_seq);
+        self.hub.restore_notifications(restored.notifications);
+        let Some(jobs) = state.jobs.clone() else { return Ok(()) };
+        for mut record in restored.deposits {
+            let id = record.deposit.id.clone();
+            let refunding = matches!(
+                record.state,
+                DepositState::RefundWait
+                    | DepositState::RefundQueued
+                    | DepositState::Refunding
+                    | DepositState::RefundUnresolved
+            );
+            // A quote that may have been sent is resolved with that same quote, first.
+            let sent = record.in_flight.take().or_else(|| record.unresolved.take());
+            let (next, job) = match (&sent, record.state) {
+                (Some(q), _) if q.purpose == QuotePurpose::Refund || refunding => {
+                    (DepositState::RefundQueued, Some(false))
+                }
+                (Some(_), _) => (DepositState::Queued, Some(true)),
+                (None, DepositState::Waiting) => (DepositState::Waiting, None),
+                (None, DepositState::Failed) => (DepositState::Failed, None),
+                (None, DepositState::RetryWait) => (DepositState::RetryWait, None),
+                (None, DepositState::RefundWait) => (DepositState::RefundWait, None),
+                (
+                    None,
+                    DepositState::Queued | DepositState::Sweeping | DepositState::Unresolved,
+                ) => (DepositState::Queued, Some(true)),
+                (None, _) => (DepositState::RefundQueued, Some(false)),
+            };
+            record.unresolved = sent;
+            record.state = next;
+            state.deposits.insert(id.clone(), record);
+            match job {
+                Some(true) => drop(jobs.send(Job::Sweep { deposit_id: id, reply: None })),
+                Some(false) => drop(jobs.send(Job::Refund { deposit_id: id, reply: None })),
+                None if next == DepositState::RetryWait => {
+                    let weak = Arc::downgrade(self);
+                    state.after(&self.runtime, self.config.sweep_retry_delay, async move {
+                        if let Some(inner) = weak.upgrade() {
+                            inner.requeue_sweep(&id, DepositState::RetryWait);
+                        }
+                    });
+                }
+                None if next == DepositState::RefundWait => self.schedule_refund(state, &id),
+                None => {}
+            }
+        }
+        Ok(())
     }
 
     async fn watch_loop(weak: Weak<Inner>, interval: Duration) {
@@ -576,15 +765,20 @@ impl DepositClient {
     pub fn new(config: DepositClientConfig) -> Result<DepositClient> {
         let resolved = config.resolve()?;
         let runtime = Runtime::shared()?;
+        let store = Arc::new(DepositStore::open(
+            resolved.store_path.as_deref(),
+            &resolved.owner,
+            resolved.event_queue_capacity,
+        )?);
         let notes = resolved.notifications.clone().map(NotificationStore::new);
-        let (hub, dispatcher) = EventHub::start_with(resolved.event_queue_capacity, notes)
+        let (hub, dispatcher) = EventHub::start_with(resolved.event_queue_capacity, notes, store)
             .map_err(|e| {
-                Error::new(ErrorKind::Internal, format!("cannot start the event thread: {e}"))
-                    .with_source(e)
-            })?;
+            Error::new(ErrorKind::Internal, format!("cannot start the event thread: {e}"))
+                .with_source(e)
+        })?;
         if let Some(callback) = config.on_deposit_event.clone() {
-            hub.subscribe(Arc::new(move |event: &DepositEvent| {
-                if let DepositEvent::Lifecycle(lifecycle) = event {
+            hub.subscribe(Arc::new(move |recorded: &RecordedEvent| {
+                if let DepositEvent::Lifecycle(lifecycle) = &recorded.event {
                     callback(lifecycle);
                 }
             }));
@@ -689,7 +883,11 @@ impl DepositClient {
             .inner
             .runtime
             .block_on("initialize()", self.inner.config.call_timeout, inner.init_async())
-            .and_then(|r| r);
+            .and_then(|r| r)
+            .and_then(|(info, wallet)| {
+                let restored = self.inner.load_store(&info.account_id)?;
+                Ok((info, wallet, restored))
+            });
         let mut state = self.inner.state();
         if self.inner.is_closed() {
             return Err(Error::new(
@@ -698,7 +896,7 @@ impl DepositClient {
             ));
         }
         match outcome {
-            Ok((info, wallet)) => {
+            Ok((info, wallet, restored)) => {
                 let addresses = DepositAddresses {
                     evm: info.evm_address.clone(),
                     solana: info.solana_address.clone(),
@@ -709,6 +907,13 @@ impl DepositClient {
                 state.jobs = Some(tx);
                 let weak = Arc::downgrade(&self.inner);
                 state.executor = Some(self.inner.runtime.spawn(Inner::executor_loop(weak, rx)));
+                if let Err(error) = self.inner.resume(&mut state, restored) {
+                    let change = state.status.set_lifecycle(Lifecycle::Failed);
+                    drop(state);
+                    self.inner.emit_status(change);
+                    return Err(error);
+                }
+                state.recount();
                 let change = state.status.set_lifecycle(Lifecycle::Ready);
                 drop(state);
                 self.inner.emit_status(change);
@@ -1264,7 +1469,55 @@ impl DepositClient {
 
     /// Calls `callback` for every event from now on, on the client's event thread.
     pub fn subscribe(&self, callback: EventCallback) -> SubscriptionId {
+        self.inner
+            .hub
+            .subscribe(Arc::new(move |recorded: &RecordedEvent| callback(&recorded.event)))
+    }
+
+    /// Like [`subscribe`](DepositClient::subscribe), with each event's id in the event log (the
+    /// cursor of [`events_since`](DepositClient::events_since)).
+    pub fn subscribe_recorded(&self, callback: RecordedEventCallback) -> SubscriptionId {
         self.inner.hub.subscribe(Arc::from(callback))
+    }
+
+    /// The events after `cursor` (an event id; 0 for the start), oldest first, at most
+    /// `limit`: what a host missed — while it was down, or because its pull queue overflowed.
+    /// With a `store_path` every event the client ever emitted is kept, with the same ids
+    /// across restarts; without one, the last `event_queue_capacity`.
+    ///
+    /// A host that must not miss a credit keeps the id of the last event it handled and, after
+    /// a restart, handles `events_since(that id)` before new events.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] when events after `cursor` are no longer kept (in memory only);
+    /// [`ErrorKind::InvalidArgument`] for a cursor past [`last_event_id`]; [`ErrorKind::Internal`]
+    /// when the store cannot be read.
+    ///
+    /// [`last_event_id`]: DepositClient::last_event_id
+    pub fn events_since(&self, cursor: u64, limit: usize) -> Result<Vec<RecordedEvent>> {
+        self.inner.runtime.check_process()?;
+        self.inner.hub.store().events_since(cursor, limit)
+    }
+
+    /// The id of the last event the client emitted (0: none yet).
+    pub fn last_event_id(&self) -> u64 {
+        self.inner.hub.store().last_event_id()
+    }
+
+    /// Deposit `deposit_id`'s phase history: its lifecycle events and refund updates, oldest
+    /// first, with their ids. Complete with a `store_path`; without one, what is still in the
+    /// in-memory log.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Internal`] when the store cannot be read.
+    pub fn deposit_history(&self, deposit_id: &str) -> Result<Vec<RecordedEvent>> {
+        self.inner.runtime.check_process()?;
+        self.inner.hub.store().deposit_history(deposit_id)
+    }
+
+    /// The SQLite file of the client's durable state (`store_path`), if it has one.
+    pub fn store_path(&self) -> Option<std::path::PathBuf> {
+        self.inner.hub.store().path()
     }
 
     /// Removes a callback; `false` when `id` is not subscribed.
@@ -1276,6 +1529,11 @@ impl DepositClient {
     /// queued whether or not callbacks are subscribed; when the queue is full the oldest is
     /// dropped ([`dropped_events`](DepositClient::dropped_events)).
     pub fn next_event(&self, timeout: Duration) -> Option<DepositEvent> {
+        self.inner.hub.next_event(timeout).map(|recorded| recorded.event)
+    }
+
+    /// [`next_event`](DepositClient::next_event) with the event's id in the event log.
+    pub fn next_recorded_event(&self, timeout: Duration) -> Option<RecordedEvent> {
         self.inner.hub.next_event(timeout)
     }
 
@@ -1326,6 +1584,8 @@ impl DepositClient {
             dispatcher.stop(&self.inner.hub, timeout);
         }
         self.inner.hub.clear_subscribers();
+        // Another client of this owner may open the store now.
+        self.inner.hub.store().release();
         // Host providers may hold the client: dropping them breaks the cycle, as for callbacks.
         self.inner.funding.clear_wallets();
         self.inner.funding.set_balance_provider(None);

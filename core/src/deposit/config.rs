@@ -422,6 +422,13 @@ pub struct DepositClientConfig {
     /// Capacity of the pull queue of [`next_event`](crate::deposit::DepositClient::next_event);
     /// when full the oldest event is dropped. Default 1024.
     pub event_queue_capacity: usize,
+    /// The SQLite file keeping the client's state across restarts (`storePath`): deposit
+    /// records with their phase history, sweep and refund attempts, the event log, the
+    /// watcher's snapshot and the notification records (`store.rs`). Created if missing; one
+    /// process at a time; one live client per owner. `None` (the default): state lives in
+    /// memory and a restarted client starts over (what the account holds is reported as
+    /// deposits again, with new event ids).
+    pub store_path: Option<String>,
     /// Headless callback for lifecycle events (spec §4 `onDepositEvent`).
     pub on_deposit_event: Option<LifecycleCallback>,
 }
@@ -477,6 +484,7 @@ impl DepositClientConfig {
             http_initial_backoff_ms: 100,
             call_timeout_ms: 60_000,
             event_queue_capacity: DEFAULT_EVENT_QUEUE_CAPACITY,
+            store_path: None,
             on_deposit_event: None,
         }
     }
@@ -558,12 +566,19 @@ impl DepositClientConfig {
         config.jwt_service_url = raw.jwt_service_url;
         config.signer_url = raw.signer_url;
         config.account_service_url = raw.account_service_url;
+        config.store_path = raw.store_path;
         Ok(config)
     }
 
     /// Sets `services_url`.
     pub fn with_services_url(mut self, url: impl Into<String>) -> Self {
         self.services_url = Some(url.into());
+        self
+    }
+
+    /// Sets `store_path`: the client's state survives restarts in this SQLite file.
+    pub fn with_store_path(mut self, path: impl Into<String>) -> Self {
+        self.store_path = Some(path.into());
         self
     }
 
@@ -673,6 +688,16 @@ impl DepositClientConfig {
         if self.event_queue_capacity == 0 {
             return Err(Error::configuration("eventQueueCapacity must be at least 1, got 0"));
         }
+        let store_path = match &self.store_path {
+            Some(path) if path.trim().is_empty() || path.contains('\0') => {
+                return Err(Error::configuration(format!(
+                    "storePath must be a file path, got {}",
+                    quote(path)
+                )));
+            }
+            Some(path) => Some(std::path::PathBuf::from(path)),
+            None => None,
+        };
         let mut supported_tokens = self.supported_tokens.clone();
         supported_tokens.sort();
         supported_tokens.dedup();
@@ -703,6 +728,7 @@ impl DepositClientConfig {
             },
             call_timeout: Duration::from_millis(self.call_timeout_ms),
             event_queue_capacity: self.event_queue_capacity,
+            store_path,
             funding: self.funding.clone(),
             onramp: self.onramp.clone(),
         })
@@ -813,6 +839,8 @@ struct JsonConfig {
     call_timeout_ms: Option<u64>,
     #[serde(default)]
     event_queue_capacity: Option<usize>,
+    #[serde(default)]
+    store_path: Option<String>,
 }
 
 /// The validated configuration.
@@ -836,6 +864,7 @@ pub(crate) struct ResolvedConfig {
     pub http: HttpSettings,
     pub call_timeout: Duration,
     pub event_queue_capacity: usize,
+    pub store_path: Option<std::path::PathBuf>,
     pub funding: FundingConfig,
     pub onramp: OnrampConfig,
 }

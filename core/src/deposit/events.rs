@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use super::model::{RecoveryResult, RefundResult};
 use super::notifications::{NotificationRecord, NotificationStore};
 use super::status::ClientStatus;
+use super::store::{Change, DepositStore};
 use crate::error::ErrorKind;
 use crate::onramp::{OnrampEventName, OnrampOrder};
 use crate::tokens::TokenType;
@@ -224,6 +225,64 @@ impl DepositEvent {
             _ => None,
         }
     }
+
+    /// The event back from its [`to_json`](DepositEvent::to_json) form; `None` for a shape
+    /// this version does not know (the event log of a newer depositkit).
+    pub fn from_json(value: &Value) -> Option<DepositEvent> {
+        let kind = value.get("type")?.as_str()?;
+        let payload = value.get("payload")?;
+        let parse = |v: &Value| v.clone();
+        Some(match kind {
+            "deposit:lifecycle" => {
+                DepositEvent::Lifecycle(serde_json::from_value(parse(payload)).ok()?)
+            }
+            "status:change" => {
+                DepositEvent::StatusChanged(serde_json::from_value(parse(payload)).ok()?)
+            }
+            "error" => {
+                let code = payload.get("code")?.as_u64()?;
+                DepositEvent::Error {
+                    kind: ErrorKind::ALL.into_iter().find(|k| u64::from(k.code()) == code)?,
+                    message: payload.get("message")?.as_str()?.to_owned(),
+                }
+            }
+            "refund:update" => DepositEvent::Refund(serde_json::from_value(parse(payload)).ok()?),
+            "recovery:result" => {
+                DepositEvent::Recovery(serde_json::from_value(parse(payload)).ok()?)
+            }
+            "onramp:complete" => {
+                DepositEvent::OnrampComplete(serde_json::from_value(parse(payload)).ok()?)
+            }
+            other => {
+                let name = other.strip_prefix("onramp:")?.parse::<OnrampEventName>().ok()?;
+                DepositEvent::Onramp { name, payload: payload.clone() }
+            }
+        })
+    }
+}
+
+/// An event as the client's event log holds it: `id` orders the client's events (1, 2, …,
+/// never reused; with a `store_path` they continue across restarts) and is the cursor of
+/// [`events_since`](super::DepositClient::events_since); `at` is when it was emitted (unix
+/// milliseconds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedEvent {
+    /// The event's id in the client's log.
+    pub id: u64,
+    /// When it was emitted, unix milliseconds.
+    pub at: u64,
+    /// The event.
+    pub event: DepositEvent,
+}
+
+impl RecordedEvent {
+    /// [`DepositEvent::to_json`] plus `"id"` and `"at"`.
+    pub fn to_json(&self) -> Value {
+        let mut json = self.event.to_json();
+        json["id"] = json!(self.id);
+        json["at"] = json!(self.at);
+        json
+    }
 }
 
 /// Identifies a subscription, for [`unsubscribe`](super::DepositClient::unsubscribe).
@@ -232,7 +291,10 @@ pub type SubscriptionId = u64;
 /// A host callback for every event.
 pub type EventCallback = Box<dyn Fn(&DepositEvent) + Send + Sync>;
 
-type SharedCallback = Arc<dyn Fn(&DepositEvent) + Send + Sync>;
+/// A host callback for every event with its id in the event log.
+pub type RecordedEventCallback = Box<dyn Fn(&RecordedEvent) + Send + Sync>;
+
+type SharedCallback = Arc<dyn Fn(&RecordedEvent) + Send + Sync>;
 
 /// A host callback for changes of the notification records: called with every record, oldest
 /// first, after each change.
@@ -242,7 +304,7 @@ type SharedNotificationsCallback = Arc<dyn Fn(&[NotificationRecord]) + Send + Sy
 
 /// What the dispatcher thread delivers.
 enum Dispatch {
-    Event(Box<DepositEvent>),
+    Event(Box<RecordedEvent>),
     Notifications(Arc<Vec<NotificationRecord>>),
 }
 
@@ -255,7 +317,7 @@ struct Notes {
 }
 
 struct Queue {
-    events: VecDeque<DepositEvent>,
+    events: VecDeque<RecordedEvent>,
     dropped: u64,
 }
 
@@ -269,6 +331,8 @@ pub(crate) struct EventHub {
     dispatch: Mutex<Option<mpsc::Sender<Dispatch>>>,
     callback_panics: AtomicU64,
     notes: Option<Notes>,
+    /// The event log (and the rest of the client's durable state).
+    store: Arc<DepositStore>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -279,13 +343,15 @@ impl EventHub {
     /// A hub whose dispatcher thread runs until [`Dispatcher::stop`].
     #[cfg(test)]
     pub fn start(capacity: usize) -> std::io::Result<(Arc<EventHub>, Dispatcher)> {
-        EventHub::start_with(capacity, None)
+        let store = DepositStore::open(None, "0xtest", capacity).map_err(std::io::Error::other)?;
+        EventHub::start_with(capacity, None, Arc::new(store))
     }
 
     /// A hub with a notification store when `notifications` is set.
     pub fn start_with(
         capacity: usize,
         notifications: Option<NotificationStore>,
+        store: Arc<DepositStore>,
     ) -> std::io::Result<(Arc<EventHub>, Dispatcher)> {
         let (tx, rx) = mpsc::channel::<Dispatch>();
         let hub = Arc::new(EventHub {
@@ -301,6 +367,7 @@ impl EventHub {
                 subscribers: Mutex::new(Arc::new(Vec::new())),
                 changed: tokio::sync::Notify::new(),
             }),
+            store,
         });
         let (done_tx, done_rx) = mpsc::sync_channel::<()>(1);
         let worker = Arc::clone(&hub);
@@ -318,13 +385,45 @@ impl EventHub {
         Ok((hub, Dispatcher { thread: Some(thread), thread_id, done: done_rx }))
     }
 
-    /// Queues `event` for pulling and hands it to the dispatcher. Never blocks on callbacks.
-    /// The notification store (if any) takes it in first, so that the records reflect it
-    /// when the operation that caused it returns.
+    /// Records `event` in the event log, queues it for pulling and hands it to the dispatcher.
+    /// Never blocks on callbacks.
     pub fn emit(&self, event: DepositEvent) {
+        self.commit(Change::events(vec![event]));
+    }
+
+    /// Writes `change` (state and events, one transaction), then publishes its events. A
+    /// failed write is reported as an `Error` event after them; the events still go out.
+    pub fn commit(&self, change: Change) {
+        let (recorded, error) = self.store.commit(change, crate::deposit::client::now_ms());
+        for event in recorded {
+            self.publish(event);
+        }
+        if let Some(error) = error {
+            let report = DepositEvent::Error {
+                kind: ErrorKind::Internal,
+                message: format!("the client's state was not saved: {}", error.message()),
+            };
+            // Its own write is not checked again: it would fail the same way.
+            let (recorded, _) =
+                self.store.commit(Change::events(vec![report]), crate::deposit::client::now_ms());
+            for event in recorded {
+                self.publish(event);
+            }
+        }
+    }
+
+    /// The client's store.
+    pub fn store(&self) -> &Arc<DepositStore> {
+        &self.store
+    }
+
+    /// Queues a recorded event for pulling and hands it to the dispatcher. The notification
+    /// store (if any) takes it in first, so that the records reflect it when the operation
+    /// that caused it returns.
+    fn publish(&self, event: RecordedEvent) {
         let changed = self.notes.as_ref().and_then(|notes| {
             let mut store = lock(&notes.store);
-            store.on_event(&event, crate::deposit::client::now_ms()).then(|| store.records())
+            store.on_event(&event.event, event.at).then(|| store.records())
         });
         // Dispatcher first: once an event can be pulled, closing the client delivers it to the
         // callbacks too.
@@ -337,8 +436,27 @@ impl EventHub {
         }
     }
 
+    /// Puts back the notification records a restarted client had.
+    pub fn restore_notifications(&self, records: Vec<NotificationRecord>) {
+        if let Some(notes) = &self.notes {
+            lock(&notes.store).restore(records);
+            notes.changed.notify_one();
+        }
+    }
+
     fn notes_changed(&self, records: Vec<NotificationRecord>) {
         if let Some(notes) = &self.notes {
+            if let Err(error) =
+                self.store.save_notifications(&records, crate::deposit::client::now_ms())
+            {
+                self.log_only(DepositEvent::Error {
+                    kind: ErrorKind::Internal,
+                    message: format!(
+                        "the notification records were not saved: {}",
+                        error.message()
+                    ),
+                });
+            }
             notes.changed.notify_one();
             if !lock(&notes.subscribers).is_empty()
                 && let Some(tx) = lock(&self.dispatch).as_ref()
@@ -427,13 +545,23 @@ impl EventHub {
             .map(|s| (*s).to_owned())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a non-string panic".to_owned());
-        self.enqueue(DepositEvent::Error {
+        self.log_only(DepositEvent::Error {
             kind: ErrorKind::Internal,
             message: format!("event callback {id} panicked: {what}"),
         });
     }
 
-    fn enqueue(&self, event: DepositEvent) {
+    /// Records `event` and queues it for pulling, but not for the callbacks (so that a callback
+    /// failing on errors cannot loop).
+    fn log_only(&self, event: DepositEvent) {
+        let (recorded, _) =
+            self.store.commit(Change::events(vec![event]), crate::deposit::client::now_ms());
+        for event in recorded {
+            self.enqueue(event);
+        }
+    }
+
+    fn enqueue(&self, event: RecordedEvent) {
         let mut queue = lock(&self.queue);
         while queue.events.len() >= self.capacity {
             queue.events.pop_front();
@@ -444,7 +572,7 @@ impl EventHub {
         self.ready.notify_all();
     }
 
-    fn deliver(&self, event: &DepositEvent) {
+    fn deliver(&self, event: &RecordedEvent) {
         let subscribers = Arc::clone(&lock(&self.subscribers));
         for (id, callback) in subscribers.iter() {
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| callback(event))) {
@@ -454,7 +582,7 @@ impl EventHub {
     }
 
     /// The oldest queued event, waiting at most `timeout` for one.
-    pub fn next_event(&self, timeout: Duration) -> Option<DepositEvent> {
+    pub fn next_event(&self, timeout: Duration) -> Option<RecordedEvent> {
         let deadline = Instant::now().checked_add(timeout);
         let mut queue = lock(&self.queue);
         loop {
@@ -655,8 +783,9 @@ mod tests {
         }
         assert_eq!(hub.dropped(), 1);
         let first = hub.next_event(Duration::ZERO).unwrap();
-        assert_eq!(first.lifecycle().unwrap().id, "dep_1");
-        assert_eq!(hub.next_event(Duration::ZERO).unwrap().lifecycle().unwrap().id, "dep_2");
+        assert_eq!(first.event.lifecycle().unwrap().id, "dep_1");
+        assert_eq!(first.id, 2, "ids count every event, dropped ones too");
+        assert_eq!(hub.next_event(Duration::ZERO).unwrap().event.lifecycle().unwrap().id, "dep_2");
         assert_eq!(hub.next_event(Duration::from_millis(10)), None);
         assert!(dispatcher.stop(&hub, Duration::from_secs(5)));
     }
@@ -666,20 +795,20 @@ mod tests {
         let (hub, mut dispatcher) = EventHub::start(16).unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&seen);
-        hub.subscribe(Arc::new(|_: &DepositEvent| panic!("host bug")));
-        let id = hub.subscribe(Arc::new(move |e: &DepositEvent| {
+        hub.subscribe(Arc::new(|_: &RecordedEvent| panic!("host bug")));
+        let id = hub.subscribe(Arc::new(move |e: &RecordedEvent| {
             assert_eq!(std::thread::current().name(), Some("depositkit-events"));
-            sink.lock().unwrap().push(e.clone());
+            sink.lock().unwrap().push(e.event.clone());
         }));
         hub.emit(DepositEvent::StatusChanged(ClientStatus::Ready));
         assert!(dispatcher.stop(&hub, Duration::from_secs(5)));
         assert_eq!(seen.lock().unwrap().len(), 1, "the second callback still ran");
         assert_eq!(hub.callback_panics(), 1);
         assert_eq!(
-            hub.next_event(Duration::ZERO),
+            hub.next_event(Duration::ZERO).map(|r| r.event),
             Some(DepositEvent::StatusChanged(ClientStatus::Ready))
         );
-        match hub.next_event(Duration::ZERO) {
+        match hub.next_event(Duration::ZERO).map(|r| r.event) {
             Some(DepositEvent::Error { kind: ErrorKind::Internal, message }) => {
                 assert!(message.contains("panicked: host bug"), "{message}");
             }

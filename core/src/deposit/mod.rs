@@ -7,6 +7,7 @@
 //!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client;
 //! - [`DepositEvent`] / [`DepositLifecycleEvent`] reach the host by callbacks on a library
 //!   thread and through a pull queue (`events.rs`); [`ClientStatus`] (`status.rs`);
+//! - durable state and the event log (`store.rs`): SQLite at `store_path`, else memory;
 //! - refunds (`refund.rs`), recovery of stuck funds (`recovery.rs`), notification records
 //!   ([`notifications`]) and the transaction history ([`history`]).
 
@@ -19,6 +20,7 @@ pub mod notifications;
 mod recovery;
 mod refund;
 pub mod status;
+mod store;
 mod sweeper;
 pub mod watcher;
 
@@ -38,7 +40,7 @@ pub use config::{
 };
 pub use events::{
     DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,
-    NotificationsCallback, SubscriptionId,
+    NotificationsCallback, RecordedEvent, RecordedEventCallback, SubscriptionId,
 };
 pub use history::{TokenTransactionFilter, TransactionCache};
 pub use model::{

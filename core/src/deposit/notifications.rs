@@ -169,6 +169,23 @@ impl NotificationStore {
         self.entries.iter().filter_map(|e| e.expires_at).min()
     }
 
+    /// Puts back records saved by an earlier run of the client (`store.rs`), oldest first,
+    /// replacing none that exist: their auto-dismiss times follow from `updatedAt` as before.
+    pub fn restore(&mut self, records: Vec<NotificationRecord>) {
+        for record in records {
+            if self.position(&record.event.id).is_some() {
+                continue;
+            }
+            self.entries.push(Entry { record, expires_at: None });
+            let i = self.entries.len() - 1;
+            self.schedule(i);
+        }
+        let max = usize::try_from(self.config.max.max(1)).unwrap_or(usize::MAX);
+        while self.entries.len() > max {
+            self.entries.remove(0);
+        }
+    }
+
     fn position(&self, id: &str) -> Option<usize> {
         self.entries.iter().position(|e| e.record.event.id == id)
     }

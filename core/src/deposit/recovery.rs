@@ -19,10 +19,11 @@
 
 use std::sync::Arc;
 
-use super::client::{DepositState, Inner, now_ms};
+use super::client::{CREDITED, DepositState, Inner, closed_write, now_ms};
 use super::config::Destination;
 use super::events::{DepositEvent, DepositPhase};
 use super::model::{DetectedDeposit, RecoveryResult, RecoveryStatus, SweepResult, SweepStatus};
+use super::store::Change;
 use super::sweeper::{Delivery, Progress, SentQuote, delivered, set_progress, take_progress};
 use super::watcher::DUST_THRESHOLD_USD;
 use crate::chains::Chain;
@@ -234,41 +235,40 @@ impl Inner {
         destination: &Destination,
     ) {
         let tx = result.tx_hash.clone().unwrap_or_default();
-        let mut events = Vec::new();
-        {
-            let mut state = self.state();
-            let ids: Vec<String> = state
-                .deposits
-                .values()
-                .filter(|r| {
-                    r.state == DepositState::Failed
-                        && r.deposit.chain_id == item.chain_id
-                        && r.deposit.token == item.token
-                })
-                .map(|r| r.deposit.id.clone())
-                .collect();
-            let explorer =
-                crate::deposit::explorer_tx_url(destination.chain_id, &tx).unwrap_or_default();
-            for id in ids {
-                let Some(record) = state.deposits.remove(&id) else { continue };
-                state.remember_result(SweepResult {
-                    deposit_id: id,
-                    transaction_id: tx.clone(),
-                    explorer_url: explorer.clone(),
-                    status: SweepStatus::Success,
-                    error: None,
-                    delivered: None,
-                });
-                let mut event =
-                    Inner::lifecycle(DepositPhase::Credited, &record.deposit, destination);
-                event.transaction_id = Some(tx.clone());
-                event.explorer_url = Some(explorer.clone()).filter(|u| !u.is_empty());
-                events.push(event);
-            }
+        let mut change = Change::default();
+        let mut state = self.state();
+        let ids: Vec<String> = state
+            .deposits
+            .values()
+            .filter(|r| {
+                r.state == DepositState::Failed
+                    && r.deposit.chain_id == item.chain_id
+                    && r.deposit.token == item.token
+            })
+            .map(|r| r.deposit.id.clone())
+            .collect();
+        let explorer =
+            crate::deposit::explorer_tx_url(destination.chain_id, &tx).unwrap_or_default();
+        for id in ids {
+            let Some(record) = state.deposits.remove(&id) else { continue };
+            let sweep = SweepResult {
+                deposit_id: id,
+                transaction_id: tx.clone(),
+                explorer_url: explorer.clone(),
+                status: SweepStatus::Success,
+                error: None,
+                delivered: None,
+            };
+            state.remember_result(sweep.clone());
+            change.sweep_results.push(sweep);
+            change.records.push(closed_write(&record, CREDITED));
+            let mut event = Inner::lifecycle(DepositPhase::Credited, &record.deposit, destination);
+            event.transaction_id = Some(tx.clone());
+            event.explorer_url = Some(explorer.clone()).filter(|u| !u.is_empty());
+            change.events.push(DepositEvent::Lifecycle(event));
         }
-        for event in events {
-            self.hub.emit(DepositEvent::Lifecycle(event));
-        }
+        // Written and reported under the state lock, like every change of the table.
+        self.hub.commit(change);
     }
 }
 

@@ -38,14 +38,18 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
-use super::client::{DepositState, Inner, RefundProgress, not_initialized, now_ms};
+use super::client::{
+    CREDITED, DepositState, Inner, REFUNDED, RefundProgress, closed_write, not_initialized, now_ms,
+};
 use super::config::Destination;
 use super::events::{DepositEvent, DepositPhase};
 use super::model::{
     DetectedDeposit, RefundEligibility, RefundReason, RefundResult, RefundStatus, SweepResult,
 };
+use super::store::{AttemptOutcome, Change};
 use super::sweeper::{
-    Delivery, Job, Progress, SentQuote, credited, delivered, set_progress, take_progress,
+    Delivery, Job, Progress, SentQuote, attempt_outcome, credited, delivered, set_progress,
+    take_progress,
 };
 use crate::chains::{AddressType, Chain};
 use crate::describe::quote;
@@ -190,7 +194,11 @@ impl Inner {
     }
 
     /// The next refund attempt of `deposit_id` after `refund.delay_ms`.
-    fn schedule_refund(self: &Arc<Self>, state: &mut super::client::State, deposit_id: &str) {
+    pub(crate) fn schedule_refund(
+        self: &Arc<Self>,
+        state: &mut super::client::State,
+        deposit_id: &str,
+    ) {
         let weak = Arc::downgrade(self);
         let id = deposit_id.to_owned();
         let delay = std::time::Duration::from_millis(self.config.refund.delay_ms);
@@ -270,8 +278,13 @@ impl Inner {
             }
             return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
         }
-        // Reported before the executor can take the job (it needs this lock).
-        self.hub.emit(DepositEvent::Refund(last));
+        // Saved and reported before the executor can take the job (it needs this lock).
+        let records = state.write_of(deposit_id).into_iter().collect();
+        self.hub.commit(Change {
+            records,
+            events: vec![DepositEvent::Refund(last)],
+            ..Change::default()
+        });
         let change = state.recount();
         drop(state);
         self.emit_status(change);
@@ -284,7 +297,7 @@ impl Inner {
         deposit_id: &str,
         manual: bool,
     ) -> Option<Result<RefundResult>> {
-        let (deposit, range, prior, update, change) = {
+        let (deposit, range, prior) = {
             let mut state = self.state();
             let gone = state.gone_reason(deposit_id);
             let Some(record) = state.deposits.get_mut(deposit_id) else {
@@ -312,12 +325,17 @@ impl Inner {
             progress.last.attempts = progress.attempts;
             progress.last.error = None;
             let update = progress.last.clone();
-            let taken = (record.range, record.unresolved.take());
-            let change = state.recount();
-            (deposit, taken.0, taken.1, update, change)
+            let range = record.range;
+            let prior = record.unresolved.take();
+            // Still the quote to resolve, should the process die during this attempt.
+            record.in_flight = prior.clone();
+            let mut events: Vec<DepositEvent> =
+                state.recount().map(DepositEvent::StatusChanged).into_iter().collect();
+            events.push(DepositEvent::Refund(update));
+            let records = state.write_of(deposit_id).into_iter().collect();
+            self.hub.commit(Change { records, events, ..Change::default() });
+            (deposit, range, prior)
         };
-        self.emit_status(change);
-        self.hub.emit(DepositEvent::Refund(update));
         let progress = Progress::default();
         let limit = self.config.processing_timeout;
         let outcome = match tokio::time::timeout(
@@ -423,6 +441,9 @@ impl Inner {
         };
         let sent =
             SentQuote { quote, signature, destination, purpose: QuotePurpose::Refund, to_sender };
+        if let Err(why) = self.record_in_flight(&deposit.id, &sent) {
+            return RefundOutcome::Failed { message: format!("Refund not sent: {why}") };
+        }
         set_progress(progress, &sent);
         match self.execute(&sent).await {
             Delivery::Done(answer) => RefundOutcome::Refunded { sent, answer },
@@ -494,10 +515,18 @@ impl Inner {
         outcome: RefundOutcome,
     ) -> RefundResult {
         let mut events = Vec::new();
+        let mut change = Change::default();
         let max_attempts = self.config.refund.max_attempts;
         let mut update;
-        let change = {
+        let status = {
             let mut state = self.state();
+            let in_flight =
+                state.deposits.get_mut(&deposit.id).and_then(|record| record.in_flight.take());
+            let attempt = |outcome: AttemptOutcome, tx: Option<&str>| {
+                in_flight.as_ref().map(|sent| {
+                    attempt_outcome(&sent.quote.quote_id, &deposit.id, sent.purpose, outcome, tx)
+                })
+            };
             let mut progress =
                 state.deposits.get_mut(&deposit.id).and_then(|r| r.refund.take()).unwrap_or_else(
                     || RefundProgress {
@@ -517,6 +546,13 @@ impl Inner {
             let mut unresolved = None;
             match outcome {
                 RefundOutcome::Refunded { sent, answer } => {
+                    change.attempts.push(attempt_outcome(
+                        &sent.quote.quote_id,
+                        &deposit.id,
+                        QuotePurpose::Refund,
+                        AttemptOutcome::Success,
+                        Some(&answer.transaction_id),
+                    ));
                     let (amount, explorer_url) = delivered(&sent, &answer);
                     update.status = RefundStatus::Success;
                     update.tx_hash = Some(answer.transaction_id.clone());
@@ -534,6 +570,7 @@ impl Inner {
                     update.error = Some(message);
                 }
                 RefundOutcome::Failed { message } => {
+                    change.attempts.extend(attempt(AttemptOutcome::Failed, None));
                     let again = progress.auto
                         && !manual
                         && progress.attempts < max_attempts
@@ -555,6 +592,13 @@ impl Inner {
                     }
                 }
                 RefundOutcome::Unknown { message, sent } => {
+                    change.attempts.push(attempt_outcome(
+                        &sent.quote.quote_id,
+                        &deposit.id,
+                        QuotePurpose::Refund,
+                        AttemptOutcome::Unknown,
+                        None,
+                    ));
                     update.status = RefundStatus::Pending;
                     update.error = Some(message);
                     update.refunded_to = Some(sent.destination.address.clone());
@@ -564,6 +608,11 @@ impl Inner {
                     unresolved = Some(sent);
                 }
                 RefundOutcome::SweepCredited(sweep) => {
+                    change.attempts.extend(attempt(
+                        AttemptOutcome::Success,
+                        Some(sweep.transaction_id.as_str()),
+                    ));
+                    change.sweep_results.push(sweep.clone());
                     update.status = RefundStatus::Skipped;
                     update.error = Some(format!(
                         "Not refunded: its earlier sweep turned out delivered (transaction {}); the deposit is credited",
@@ -597,8 +646,18 @@ impl Inner {
             progress.last = update.clone();
             match next {
                 None => {
-                    state.deposits.remove(&deposit.id);
+                    if let Some(mut record) = state.deposits.remove(&deposit.id) {
+                        record.refund = Some(progress);
+                        // A refund sent it back; a sweep found delivered credited it.
+                        let end = if update.status == RefundStatus::Success {
+                            REFUNDED
+                        } else {
+                            CREDITED
+                        };
+                        change.records.push(closed_write(&record, end));
+                    }
                     state.remember_refund(update.clone());
+                    change.refund_results.push(update.clone());
                 }
                 Some(next) => {
                     let rounds = state.deposits.get_mut(&deposit.id).map(|record| {
@@ -612,7 +671,9 @@ impl Inner {
                     });
                     if update.status.is_terminal() {
                         state.remember_refund(update.clone());
+                        change.refund_results.push(update.clone());
                     }
+                    change.records.extend(state.write_of(&deposit.id));
                     match next {
                         DepositState::RefundWait => self.schedule_refund(&mut state, &deposit.id),
                         DepositState::RefundUnresolved | DepositState::Unresolved => {
@@ -626,13 +687,12 @@ impl Inner {
             }
             events.push(DepositEvent::Refund(update.clone()));
             self.invalidate_history();
-            // Out before the lock is released (see `finish_sweep`).
-            for event in events {
-                self.hub.emit(event);
-            }
+            // Saved and out before the lock is released (see `finish_sweep`).
+            change.events = events;
+            self.hub.commit(change);
             state.recount()
         };
-        self.emit_status(change);
+        self.emit_status(status);
         update
     }
 

@@ -34,13 +34,14 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::client::{DepositState, Inner};
+use super::client::{CREDITED, DepositState, Inner, closed_write};
 use super::config::{Destination, MAX_SWEEP_ATTEMPTS};
 use super::events::{DepositEvent, DepositPhase};
 use super::model::{
     DeliveredAmount, DetectedDeposit, RecoveryResult, RefundResult, SweepResult, SweepStatus,
     explorer_tx_url,
 };
+use super::store::{AttemptOutcome, AttemptWrite, Change};
 use crate::error::Result;
 use crate::services::{
     CallError, Quote, QuoteDestination, QuotePurpose, QuoteRequest, QuoteSource, SendError,
@@ -143,7 +144,7 @@ impl Inner {
     /// One sweep attempt of one deposit; `None` when the deposit is gone or no longer queued
     /// for a sweep (a refund took it over).
     async fn run_sweep(self: Arc<Self>, deposit_id: &str, manual: bool) -> Option<SweepResult> {
-        let (deposit, prior, destination, change) = {
+        let (deposit, prior, destination) = {
             let mut state = self.state();
             let destination = state.destination.clone();
             let record = state.deposits.get_mut(deposit_id)?;
@@ -155,16 +156,21 @@ impl Inner {
             }
             record.state = DepositState::Sweeping;
             record.attempts += 1;
-            let taken = (record.deposit.clone(), record.unresolved.take());
-            let change = state.recount();
-            (taken.0, taken.1, destination, change)
+            let prior = record.unresolved.take();
+            // Still the quote to resolve, should the process die during this attempt.
+            record.in_flight = prior.clone();
+            let deposit = record.deposit.clone();
+            let mut events: Vec<DepositEvent> =
+                state.recount().map(DepositEvent::StatusChanged).into_iter().collect();
+            events.push(DepositEvent::Lifecycle(Inner::lifecycle(
+                DepositPhase::Processing,
+                &deposit,
+                prior.as_ref().map_or(&destination, |p| &p.destination),
+            )));
+            let records = state.write_of(deposit_id).into_iter().collect();
+            self.hub.commit(Change { records, events, ..Change::default() });
+            (deposit, prior, destination)
         };
-        self.emit_status(change);
-        self.hub.emit(DepositEvent::Lifecycle(Inner::lifecycle(
-            DepositPhase::Processing,
-            &deposit,
-            prior.as_ref().map_or(&destination, |p| &p.destination),
-        )));
         let progress = Progress::default();
         let work = async {
             match prior {
@@ -205,13 +211,28 @@ impl Inner {
         outcome: Outcome,
     ) -> SweepResult {
         let mut events = Vec::new();
+        let mut change = Change::default();
         let result;
-        let change = {
+        let status = {
             let mut state = self.state();
+            let in_flight =
+                state.deposits.get_mut(&deposit.id).and_then(|record| record.in_flight.take());
             match outcome {
                 Outcome::Credited(sweep) => {
-                    state.deposits.remove(&deposit.id);
+                    if let Some(record) = state.deposits.remove(&deposit.id) {
+                        change.records.push(closed_write(&record, CREDITED));
+                    }
                     state.remember_result(sweep.clone());
+                    change.sweep_results.push(sweep.clone());
+                    if let Some(delivered) = &sweep.delivered {
+                        change.attempts.push(attempt_outcome(
+                            &delivered.quote_id,
+                            &deposit.id,
+                            QuotePurpose::Sweep,
+                            AttemptOutcome::Success,
+                            Some(&sweep.transaction_id),
+                        ));
+                    }
                     let used = sweep.delivered.as_ref().map_or_else(
                         || destination.clone(),
                         |d| Destination {
@@ -228,6 +249,15 @@ impl Inner {
                     result = sweep;
                 }
                 Outcome::Failed(error) => {
+                    if let Some(sent) = &in_flight {
+                        change.attempts.push(attempt_outcome(
+                            &sent.quote.quote_id,
+                            &deposit.id,
+                            sent.purpose,
+                            AttemptOutcome::Failed,
+                            None,
+                        ));
+                    }
                     let retry = !manual
                         && !self.is_closed()
                         && state
@@ -248,6 +278,7 @@ impl Inner {
                         });
                     } else {
                         state.remember_result(result.clone());
+                        change.sweep_results.push(result.clone());
                         let attempts_note = if manual {
                             String::new()
                         } else {
@@ -270,8 +301,16 @@ impl Inner {
                             events.push(DepositEvent::Refund(update));
                         }
                     }
+                    change.records.extend(state.write_of(&deposit.id));
                 }
                 Outcome::Unknown(error, sent) => {
+                    change.attempts.push(attempt_outcome(
+                        &sent.quote.quote_id,
+                        &deposit.id,
+                        sent.purpose,
+                        AttemptOutcome::Unknown,
+                        None,
+                    ));
                     let rounds = state.deposits.get_mut(&deposit.id).map(|record| {
                         record.state = DepositState::Unresolved;
                         record.attempts = 0;
@@ -279,6 +318,7 @@ impl Inner {
                         record.reconcile_rounds += 1;
                         record.reconcile_rounds
                     });
+                    change.records.extend(state.write_of(&deposit.id));
                     result = SweepResult {
                         deposit_id: deposit.id.clone(),
                         transaction_id: String::new(),
@@ -288,6 +328,7 @@ impl Inner {
                         delivered: None,
                     };
                     state.remember_result(result.clone());
+                    change.sweep_results.push(result.clone());
                     let mut event =
                         Inner::lifecycle(DepositPhase::Failed, deposit, &sent.destination);
                     event.error = Some(error);
@@ -299,14 +340,14 @@ impl Inner {
             }
             // The history changed: the caches go before anyone hears of it.
             self.invalidate_history();
-            // Out before the lock is released: a job started next (a retry, a refund) cannot
-            // report before them.
-            for event in events {
-                self.hub.emit(event);
-            }
+            // Saved and out before the lock is released: a job started next (a retry, a
+            // refund) cannot report before them, and a restart finds the deposit where the
+            // events say it is.
+            change.events = events;
+            self.hub.commit(change);
             state.recount()
         };
-        self.emit_status(change);
+        self.emit_status(status);
         result
     }
 
@@ -335,7 +376,7 @@ impl Inner {
     }
 
     /// Puts a deposit that is in state `from` back in the queue for a sweep.
-    fn requeue_sweep(&self, deposit_id: &str, from: DepositState) {
+    pub(crate) fn requeue_sweep(&self, deposit_id: &str, from: DepositState) {
         let change = {
             let mut state = self.state();
             let Some(tx) = state.jobs.clone() else { return };
@@ -383,6 +424,9 @@ impl Inner {
             purpose: QuotePurpose::Sweep,
             to_sender: false,
         };
+        if let Err(why) = self.record_in_flight(&deposit.id, &sent) {
+            return Outcome::Failed(format!("Sweep not sent: {why}"));
+        }
         set_progress(progress, &sent);
         self.deliver(deposit, sent).await
     }
@@ -538,6 +582,23 @@ impl Inner {
                 Err(_) => {} // keep following until the deadline
             }
         }
+    }
+}
+
+/// The final word on an attempt's send, for the store.
+pub(crate) fn attempt_outcome(
+    quote_id: &str,
+    deposit_id: &str,
+    purpose: QuotePurpose,
+    outcome: AttemptOutcome,
+    transaction_id: Option<&str>,
+) -> AttemptWrite {
+    AttemptWrite {
+        quote_id: quote_id.to_owned(),
+        deposit_id: deposit_id.to_owned(),
+        purpose,
+        outcome: Some(outcome),
+        transaction_id: transaction_id.map(str::to_owned),
     }
 }
 

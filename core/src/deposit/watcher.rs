@@ -16,6 +16,8 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use serde::{Deserialize, Serialize};
+
 use crate::chains::Chain;
 use crate::services::BalanceLine;
 use crate::tokens::TokenType;
@@ -106,9 +108,52 @@ pub(crate) struct Detector {
     first_done: bool,
     reported: HashSet<String>,
     reported_order: VecDeque<String>,
+    /// Bumped whenever a baseline moves: the snapshot must be saved again.
+    version: u64,
+}
+
+/// What the watcher must remember across restarts (`store.rs`): the last `received` of every
+/// balance line (`[chainId, token, received]`) and whether a poll ever succeeded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DetectorSnapshot {
+    pub first_done: bool,
+    pub baselines: Vec<(u64, String, String)>,
 }
 
 impl Detector {
+    /// A version that changes whenever [`snapshot`](Detector::snapshot) would.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The baselines, to be saved.
+    pub fn snapshot(&self) -> DetectorSnapshot {
+        let mut baselines: Vec<(u64, String, String)> = self
+            .baselines
+            .iter()
+            .map(|((chain, token), received)| (*chain, token.clone(), received.to_string()))
+            .collect();
+        baselines.sort();
+        DetectorSnapshot { first_done: self.first_done, baselines }
+    }
+
+    /// A detector that goes on from `snapshot`, never reporting `known` ids again. A baseline
+    /// that does not parse is left out (that line is then read as new: its deposits are
+    /// reported again rather than lost).
+    pub fn restore(snapshot: &DetectorSnapshot, known: &[String]) -> Detector {
+        let mut detector = Detector { first_done: snapshot.first_done, ..Detector::default() };
+        for (chain, token, received) in &snapshot.baselines {
+            if let Ok(received) = crate::units::parse_raw_amount(received) {
+                detector.baselines.insert((*chain, token.clone()), received);
+            }
+        }
+        for id in known {
+            detector.remember(id.clone());
+        }
+        detector
+    }
+
     /// Whether a poll succeeded before.
     #[cfg(test)]
     pub fn has_baseline(&self) -> bool {
@@ -128,6 +173,9 @@ impl Detector {
         for line in lines {
             let key = (line.chain_id, line.token.to_ascii_uppercase());
             let previous = self.baselines.insert(key, line.received);
+            if previous != Some(line.received) {
+                self.version += 1;
+            }
             let range = match (first, previous) {
                 // What the account holds at the first poll: the top of its received range.
                 (true, _) => {
@@ -174,7 +222,10 @@ impl Detector {
                 findings.push(finding);
             }
         }
-        self.first_done = true;
+        if !self.first_done {
+            self.first_done = true;
+            self.version += 1;
+        }
         findings
     }
 

@@ -34,7 +34,7 @@ import os
 import pathlib
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Callable, Literal, Optional, TypedDict, Union, final
+from typing import Any, Callable, List, Literal, Optional, Tuple, TypedDict, Union, final
 
 from .exceptions import DepositSDKError
 
@@ -1829,6 +1829,7 @@ class DepositClient:
         http_initial_backoff_ms: Optional[int] = 100,
         call_timeout_ms: Optional[int] = 60000,
         event_queue_capacity: Optional[int] = 1024,
+        store_path: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> DepositClient:
         """A client for ``owner_address`` delivering to ``destination``. Nothing is sent yet:
         ``initialize()`` opens the session. ``None`` for any keyword means its default.
@@ -1903,7 +1904,16 @@ class DepositClient:
             call_timeout_ms: deadline of one blocking call (``initialize``, ``poll_now``,
                 ``sweep``, ``refund``, ``can_refund``, ``stuck_funds``, ``recover_funds``, the
                 history calls).
-            event_queue_capacity: size of the pull queue of events (at least 1).
+            event_queue_capacity: size of the pull queue of events (at least 1); without
+                ``store_path`` also how many events ``events_since`` can replay.
+            store_path: a SQLite file (created if missing) that keeps the client's state across
+                restarts: deposit records with their phase history, sweep and refund attempts,
+                the event log, the watcher's snapshot and the notification records. A client
+                started again on it (even after the process was killed mid-sweep) resumes every
+                deposit where it was, resolves a send that may have happened with the same
+                quote (never a second one), and continues the event ids. One process at a
+                time; one live client per owner (several owners may share a file). ``None``:
+                state lives in memory and a new client starts over.
 
         Raises:
             ConfigurationError: an option's value is invalid; the message names the option by
@@ -1999,6 +2009,42 @@ class DepositClient:
     @property
     def dropped_events(self) -> int:
         """Events dropped from the full pull queue so far."""
+    @property
+    def last_event_id(self) -> int:
+        """The id of the last event the client emitted (0: none yet). Event ids are 1, 2, … in
+        the order events were emitted; with ``store_path`` they continue across restarts."""
+    @property
+    def store_path(self) -> Optional[str]:
+        """The SQLite file of the client's durable state, or ``None`` (state in memory)."""
+    def events_since(
+        self, cursor: Optional[int] = None, limit: Optional[int] = None
+    ) -> List[Tuple[int, DepositEvent]]:
+        """The events after ``cursor`` (an event id; ``None``/0: from the start), oldest first,
+        at most ``limit``, as ``(event_id, event)`` pairs: what a host missed while it was down
+        or because the pull queue overflowed. With ``store_path`` every event is kept, with the
+        same ids after a restart; without it, the last ``event_queue_capacity``.
+
+        A host that must not miss a credit stores the id of the last event it handled and,
+        after a restart, handles ``events_since(that_id)`` first::
+
+            for event_id, event in client.events_since(cursor):
+                handle(event)
+                cursor = event_id
+
+        Raises:
+            NotFoundError: events after ``cursor`` are no longer kept (in memory only).
+            InvalidArgumentError: ``cursor`` is past ``last_event_id``.
+            TypeError: ``cursor`` or ``limit`` is not an int.
+            InternalError: the store cannot be read.
+        """
+    def deposit_history(self, deposit_id: str) -> List[Tuple[int, DepositEvent]]:
+        """Deposit ``deposit_id``'s phase history: its lifecycle events and refund updates as
+        ``(event_id, event)`` pairs, oldest first (complete with ``store_path``; else what the
+        in-memory log still holds).
+
+        Raises:
+            InternalError: the store cannot be read.
+        """
     @property
     def callback_panics(self) -> int:
         """Callbacks that failed inside the library so far (an exception raised by a Python
