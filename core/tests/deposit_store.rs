@@ -5,7 +5,7 @@
 
 mod deposit_support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use depositkit_core::deposit::{
@@ -26,7 +26,7 @@ fn store_file(net: &Net, name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn durable_client(net: &Net, owner: &str, store: &PathBuf, auto_sweep: bool) -> DepositClient {
+fn durable_client(net: &Net, owner: &str, store: &Path, auto_sweep: bool) -> DepositClient {
     let mut config = config(net, owner, DestinationConfig::chain(8453))
         .with_store_path(store.display().to_string());
     config.auto_sweep = auto_sweep;
