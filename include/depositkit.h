@@ -964,7 +964,16 @@ const char *depositkit_client_status_str(uint32_t status);
 //   `accountServiceUrl` (one of the two ways is required);
 // - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
 //   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
-// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`;
+// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`
+//   (and, without `storePath`, how many events `depositkit_deposit_client_events_since` can
+//   replay);
+// - `storePath`: a SQLite file (created if missing) keeping the client's state across restarts:
+//   deposit records with their phase history, sweep and refund attempts, the event log, the
+//   watcher's snapshot and the notification records. A client started again on it, even after
+//   its process was killed mid-sweep, resumes every deposit where it was, resolves a send that
+//   may have happened with that same quote (never a second one), and continues the event ids.
+//   One process at a time; one live client per owner (several owners may share a file).
+//   Without it, state lives in memory;
 // - `funding`: `{"enabled": true, "balanceProvider": "rpc", "evmRpcUrls": {"8453":
 //   "http://..."}, "solanaRpcUrl": ..., "apiKey": ..., "proxyUrl": ..., "balanceApiUrl": ...,
 //   "minValueUSD": ...}` (every field optional; default off): funding deposits from the user's
@@ -1276,7 +1285,10 @@ depositkit_status depositkit_deposit_client_sweep_result(const depositkit_deposi
 // Calls `callback` with `user_data` for every event of the client from now on (see
 // `depositkit_event_callback` for threads, re-entry and the return value).
 //
-// Events are JSON objects with a `"type"` discriminator and a `"payload"`:
+// Events are JSON objects with a `"type"` discriminator, a `"payload"`, the event's `"id"` in
+// the client's event log (1, 2, ... in the order of emission; with `storePath` they continue
+// across restarts: the cursor of `depositkit_deposit_client_events_since`) and `"at"` (when it
+// was emitted, unix milliseconds):
 // - `{"type": "deposit:lifecycle", "payload": {...}}`: a deposit entered a phase. The payload
 //   is a DepositLifecycleEvent (spec section 2): `"id"` (`"dep_"` and 32 hex digits, derived
 //   from the deposit itself: the same in every phase of one deposit and after a restart),
@@ -1416,6 +1428,63 @@ depositkit_status depositkit_deposit_client_next_event(const depositkit_deposit_
 // must be NULL or point to a writable `uint64_t`.
 depositkit_status depositkit_deposit_client_dropped_events(const depositkit_deposit_client *client,
                                                            uint64_t *out_count);
+
+// The events after `cursor` (an event id; 0 for the start), oldest first, at most `limit`
+// (0: no limit): what a host missed while it was down or because the pull queue overflowed.
+// With `storePath` every event the client ever emitted is kept, with the same ids after a
+// restart; without it, the last `eventQueueCapacity`. A host that must not miss a credit keeps
+// the id of the last event it handled and, after a restart, handles the events since that id
+// first.
+//
+// On success `*out_events_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array of events in the shapes described at
+// `depositkit_deposit_client_subscribe`, each with its `"id"` and `"at"`. On failure it is not
+// written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when events after `cursor` are
+// no longer kept (without `storePath`); `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for a cursor past
+// the last event id; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT`. Does not block on the network (reads the store file).
+// Thread-safe; works on a closed client too.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_events_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_events_since(const depositkit_deposit_client *client,
+                                                         uint64_t cursor,
+                                                         uint64_t limit,
+                                                         char **out_events_json);
+
+// The id of the last event the client emitted (0: none yet).
+//
+// On success `*out_id` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_id` must
+// be NULL or point to a writable `uint64_t`.
+depositkit_status depositkit_deposit_client_last_event_id(const depositkit_deposit_client *client,
+                                                          uint64_t *out_id);
+
+// Deposit `deposit_id`'s phase history: its `deposit:lifecycle` events and `refund:update`s,
+// oldest first, with their ids (complete with `storePath`; without it, what the in-memory log
+// still holds; an unknown id has an empty history).
+//
+// On success `*out_events_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array as `depositkit_deposit_client_events_since` gives.
+// On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block on the
+// network. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+// must be NULL or a NUL-terminated string; `out_events_json` must be NULL or point to a
+// writable `char *`.
+depositkit_status depositkit_deposit_client_deposit_history(const depositkit_deposit_client *client,
+                                                            const char *deposit_id,
+                                                            char **out_events_json);
 
 // Refunds deposit `deposit_id` now (spec `refund`): one attempt, through the client's serial
 // queue (never at the same time as a sweep), whatever the `refund` option says.

@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use depositkit_core::TokenType;
 use depositkit_core::deposit::{
-    ClientStatus, DepositClient, DepositClientConfig, DepositEvent, DestinationConfig,
+    ClientStatus, DepositClient, DepositClientConfig, DestinationConfig, RecordedEvent,
 };
 use depositkit_core::describe::quote;
 use serde_json::Value;
@@ -249,8 +249,8 @@ unsafe impl Send for HostCallback {}
 unsafe impl Sync for HostCallback {}
 
 impl HostCallback {
-    /// Calls the callback with one event as JSON.
-    fn call(&self, event: &DepositEvent) {
+    /// Calls the callback with one event as JSON (with its `"id"` and `"at"`).
+    fn call(&self, event: &RecordedEvent) {
         self.call_json(|| Some(event.to_json().to_string()));
     }
 
@@ -441,7 +441,16 @@ fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   `accountServiceUrl` (one of the two ways is required);
 /// - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
 ///   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
-/// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`;
+/// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`
+///   (and, without `storePath`, how many events `depositkit_deposit_client_events_since` can
+///   replay);
+/// - `storePath`: a SQLite file (created if missing) keeping the client's state across restarts:
+///   deposit records with their phase history, sweep and refund attempts, the event log, the
+///   watcher's snapshot and the notification records. A client started again on it, even after
+///   its process was killed mid-sweep, resumes every deposit where it was, resolves a send that
+///   may have happened with that same quote (never a second one), and continues the event ids.
+///   One process at a time; one live client per owner (several owners may share a file).
+///   Without it, state lives in memory;
 /// - `funding`: `{"enabled": true, "balanceProvider": "rpc", "evmRpcUrls": {"8453":
 ///   "http://..."}, "solanaRpcUrl": ..., "apiKey": ..., "proxyUrl": ..., "balanceApiUrl": ...,
 ///   "minValueUSD": ...}` (every field optional; default off): funding deposits from the user's
@@ -950,7 +959,10 @@ pub unsafe extern "C" fn depositkit_deposit_client_sweep_result(
 /// Calls `callback` with `user_data` for every event of the client from now on (see
 /// `depositkit_event_callback` for threads, re-entry and the return value).
 ///
-/// Events are JSON objects with a `"type"` discriminator and a `"payload"`:
+/// Events are JSON objects with a `"type"` discriminator, a `"payload"`, the event's `"id"` in
+/// the client's event log (1, 2, ... in the order of emission; with `storePath` they continue
+/// across restarts: the cursor of `depositkit_deposit_client_events_since`) and `"at"` (when it
+/// was emitted, unix milliseconds):
 /// - `{"type": "deposit:lifecycle", "payload": {...}}`: a deposit entered a phase. The payload
 ///   is a DepositLifecycleEvent (spec section 2): `"id"` (`"dep_"` and 32 hex digits, derived
 ///   from the deposit itself: the same in every phase of one deposit and after a restart),
@@ -1022,7 +1034,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_subscribe(
         // SAFETY: the caller's contract above.
         unsafe {
             register_callback(client, callback, user_data, user_data_free, out_subscription, {
-                |inner, host| Ok(inner.subscribe(Box::new(move |event| host.call(event))))
+                |inner, host| Ok(inner.subscribe_recorded(Box::new(move |event| host.call(event))))
             })
         }
     })
@@ -1202,7 +1214,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_next_event(
         } else {
             Duration::from_millis(timeout_ms)
         };
-        match client.inner.next_event(timeout) {
+        match client.inner.next_recorded_event(timeout) {
             Some(event) => {
                 out.write(strings::owned(event.to_json().to_string())?);
                 Ok(())
@@ -1290,4 +1302,105 @@ mod tests {
             assert!(err.message.contains(want), "{json}: {}", err.message);
         }
     }
+}
+
+/// The events after `cursor` (an event id; 0 for the start), oldest first, at most `limit`
+/// (0: no limit): what a host missed while it was down or because the pull queue overflowed.
+/// With `storePath` every event the client ever emitted is kept, with the same ids after a
+/// restart; without it, the last `eventQueueCapacity`. A host that must not miss a credit keeps
+/// the id of the last event it handled and, after a restart, handles the events since that id
+/// first.
+///
+/// On success `*out_events_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): a JSON array of events in the shapes described at
+/// `depositkit_deposit_client_subscribe`, each with its `"id"` and `"at"`. On failure it is not
+/// written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when events after `cursor` are
+/// no longer kept (without `storePath`); `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for a cursor past
+/// the last event id; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT`. Does not block on the network (reads the store file).
+/// Thread-safe; works on a closed client too.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+/// `out_events_json` must be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_events_since(
+    client: *const depositkit_deposit_client,
+    cursor: u64,
+    limit: u64,
+    out_events_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_events_json, "out_events_json") }?;
+        let limit =
+            if limit == 0 { usize::MAX } else { usize::try_from(limit).unwrap_or(usize::MAX) };
+        let events = client.inner.events_since(cursor, limit)?;
+        let json: Vec<serde_json::Value> = events.iter().map(RecordedEvent::to_json).collect();
+        out.write(strings::owned(serde_json::Value::Array(json).to_string())?);
+        Ok(())
+    })
+}
+
+/// The id of the last event the client emitted (0: none yet).
+///
+/// On success `*out_id` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_id` must
+/// be NULL or point to a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_last_event_id(
+    client: *const depositkit_deposit_client,
+    out_id: *mut u64,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_id, "out_id") }?;
+        out.write(client.inner.last_event_id());
+        Ok(())
+    })
+}
+
+/// Deposit `deposit_id`'s phase history: its `deposit:lifecycle` events and `refund:update`s,
+/// oldest first, with their ids (complete with `storePath`; without it, what the in-memory log
+/// still holds; an unknown id has an empty history).
+///
+/// On success `*out_events_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): a JSON array as `depositkit_deposit_client_events_since` gives.
+/// On failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block on the
+/// network. Thread-safe.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+/// must be NULL or a NUL-terminated string; `out_events_json` must be NULL or point to a
+/// writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_deposit_history(
+    client: *const depositkit_deposit_client,
+    deposit_id: *const c_char,
+    out_events_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above.
+        let deposit_id = unsafe { strings::str_arg(deposit_id, "deposit_id") }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_events_json, "out_events_json") }?;
+        let events = client.inner.deposit_history(deposit_id)?;
+        let json: Vec<serde_json::Value> = events.iter().map(RecordedEvent::to_json).collect();
+        out.write(strings::owned(serde_json::Value::Array(json).to_string())?);
+        Ok(())
+    })
 }

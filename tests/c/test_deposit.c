@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* How long to wait for a sweep: generous, so that the test passes under valgrind too. */
 #define WAIT_SECONDS 120
@@ -376,6 +377,93 @@ static void test_null_arguments(const depositkit_devnet *devnet) {
     CHECK(strcmp(depositkit_client_status_str(77), "unknown") == 0);
 }
 
+/* storePath: a client started again on the store finds the deposit where the first left it, and
+ * the event log replays the same events with the same ids. */
+static void test_restart(const depositkit_devnet *devnet, const char *services_url) {
+    const char *owner = "0x00000000000000000000000000000000000c0de3";
+    char store[256];
+    snprintf(store, sizeof store, "/tmp/depositkit-test-c-store-%ld.sqlite", (long)getpid());
+    char config[1024];
+    snprintf(config, sizeof config,
+             "{\"ownerAddress\":\"%s\",\"destination\":{\"chainId\":8453},"
+             "\"servicesUrl\":\"%s\",\"minPollingIntervalMs\":20,\"autoSweep\":false,"
+             "\"storePath\":\"%s\",\"callTimeoutMs\":%d}",
+             owner, services_url, store, WAIT_SECONDS * 1000);
+
+    const depositkit_deposit_client *first = NULL;
+    CHECK(depositkit_deposit_client_new(config, &first) == DEPOSITKIT_STATUS_OK);
+    char evm[64];
+    if (first == NULL || !initialize(first, evm, sizeof evm)) {
+        depositkit_deposit_client_free(first);
+        return;
+    }
+    char *tx_hash = NULL;
+    CHECK(depositkit_devnet_deposit(devnet, evm, BASE, USDC, "6000000", NULL, &tx_hash) ==
+          DEPOSITKIT_STATUS_OK);
+    depositkit_string_free(tx_hash);
+    char *found = NULL;
+    CHECK(depositkit_deposit_client_poll_now(first, &found) == DEPOSITKIT_STATUS_OK);
+    char id[64] = "";
+    CHECK(json_string(found, "id", id, sizeof id));
+    depositkit_string_free(found);
+
+    /* Pulled events carry their id in the log. */
+    char *event = NULL;
+    CHECK(depositkit_deposit_client_next_event(first, 0, &event) == DEPOSITKIT_STATUS_OK);
+    CHECK(json_contains(event, "\"id\":1,") || json_contains(event, "\"id\":1}"));
+    CHECK(json_contains(event, "\"at\":"));
+    depositkit_string_free(event);
+
+    uint64_t last = 0;
+    CHECK(depositkit_deposit_client_last_event_id(first, &last) == DEPOSITKIT_STATUS_OK);
+    CHECK(last >= 3);
+    char *before = NULL;
+    CHECK(depositkit_deposit_client_events_since(first, 0, 0, &before) == DEPOSITKIT_STATUS_OK);
+    CHECK(before != NULL && before[0] == '[' && json_contains(before, id));
+    char *too_far = NULL;
+    CHECK(depositkit_deposit_client_events_since(first, last + 1, 0, &too_far) ==
+          DEPOSITKIT_STATUS_INVALID_ARGUMENT);
+    CHECK(too_far == NULL);
+    CHECK(depositkit_deposit_client_close(first) == DEPOSITKIT_STATUS_OK);
+    depositkit_deposit_client_free(first);
+
+    const depositkit_deposit_client *second = NULL;
+    CHECK(depositkit_deposit_client_new(config, &second) == DEPOSITKIT_STATUS_OK);
+    if (second == NULL || !initialize(second, evm, sizeof evm)) {
+        depositkit_deposit_client_free(second);
+        depositkit_string_free(before);
+        return;
+    }
+    char *pending = NULL;
+    CHECK(depositkit_deposit_client_pending_deposits(second, &pending) == DEPOSITKIT_STATUS_OK);
+    CHECK(json_contains(pending, id));
+    depositkit_string_free(pending);
+    /* The same events, same ids, then the new run's. */
+    char *after = NULL;
+    CHECK(depositkit_deposit_client_events_since(second, 0, 0, &after) == DEPOSITKIT_STATUS_OK);
+    size_t prefix = before != NULL ? strlen(before) - 1 : 0; /* without the closing ']' */
+    CHECK(after != NULL && before != NULL && strncmp(after, before, prefix) == 0);
+    depositkit_string_free(after);
+    depositkit_string_free(before);
+    uint64_t now = 0;
+    CHECK(depositkit_deposit_client_last_event_id(second, &now) == DEPOSITKIT_STATUS_OK);
+    CHECK(now > last);
+    char *history = NULL;
+    CHECK(depositkit_deposit_client_deposit_history(second, id, &history) ==
+          DEPOSITKIT_STATUS_OK);
+    CHECK(json_contains(history, "\"phase\":\"detected\""));
+    depositkit_string_free(history);
+    CHECK(depositkit_deposit_client_close(second) == DEPOSITKIT_STATUS_OK);
+    depositkit_deposit_client_free(second);
+
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char file[300];
+        snprintf(file, sizeof file, "%s%s", store, suffixes[i]);
+        remove(file);
+    }
+}
+
 int main(void) {
     const depositkit_devnet *devnet = NULL;
     if (depositkit_devnet_start(NULL, false, &devnet) != DEPOSITKIT_STATUS_OK) {
@@ -392,6 +480,7 @@ int main(void) {
     test_null_arguments(devnet);
     test_flow(devnet, services_url);
     test_below_threshold(devnet, services_url);
+    test_restart(devnet, services_url);
 
     depositkit_string_free(services_url);
     depositkit_devnet_free(devnet);
