@@ -1255,55 +1255,6 @@ pub unsafe extern "C" fn depositkit_deposit_client_dropped_events(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses_match_the_core_names() {
-        for (status, name) in CLIENT_STATUSES {
-            let core: ClientStatus = name.to_str().unwrap().parse().unwrap();
-            assert_eq!(depositkit_client_status::from(core), status);
-            // SAFETY: the function returns a static NUL-terminated string.
-            let got = unsafe { CStr::from_ptr(depositkit_client_status_str(status as u32)) };
-            assert_eq!(got, name);
-        }
-        // SAFETY: as above.
-        let got = unsafe { CStr::from_ptr(depositkit_client_status_str(6)) };
-        assert_eq!(got, c"unknown");
-    }
-
-    #[test]
-    fn destinations_are_read_with_named_errors() {
-        let d =
-            destination_arg(r#"{"chainId": 42161, "address": "0xab", "token": "usdt"}"#).unwrap();
-        assert_eq!(
-            d,
-            DestinationConfig::chain(42161).with_address("0xab").with_token(TokenType::USDT)
-        );
-        let d = destination_arg(r#"{"chainId": 8453, "address": null}"#).unwrap();
-        assert_eq!(d, DestinationConfig::chain(8453));
-        let cases = [
-            ("{", "destination_json is not valid JSON"),
-            ("[1]", "must be a JSON object"),
-            (r#"{"chainId": 1, "chain": 2}"#, "unknown field \"chain\""),
-            (r#"{"address": "0xab"}"#, "destination.chainId is required"),
-            (r#"{"chainId": -1}"#, "destination.chainId must be a chain id"),
-            (
-                r#"{"chainId": 1, "address": 5}"#,
-                "destination.address must be a string, got a number",
-            ),
-            (r#"{"chainId": 1, "token": "DOGE"}"#, "destination.token must be one of"),
-            (r#"{"chainId": 1, "token": true}"#, "destination.token must be a string"),
-        ];
-        for (json, want) in cases {
-            let err = destination_arg(json).unwrap_err();
-            assert_eq!(err.status, depositkit_status::Configuration, "{json}");
-            assert!(err.message.contains(want), "{json}: {}", err.message);
-        }
-    }
-}
-
 /// The events after `cursor` (an event id; 0 for the start), oldest first, at most `limit`
 /// (0: no limit): what a host missed while it was down or because the pull queue overflowed.
 /// With `storePath` every event the client ever emitted is kept, with the same ids after a
@@ -1403,4 +1354,53 @@ pub unsafe extern "C" fn depositkit_deposit_client_deposit_history(
         out.write(strings::owned(serde_json::Value::Array(json).to_string())?);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_match_the_core_names() {
+        for (status, name) in CLIENT_STATUSES {
+            let core: ClientStatus = name.to_str().unwrap().parse().unwrap();
+            assert_eq!(depositkit_client_status::from(core), status);
+            // SAFETY: the function returns a static NUL-terminated string.
+            let got = unsafe { CStr::from_ptr(depositkit_client_status_str(status as u32)) };
+            assert_eq!(got, name);
+        }
+        // SAFETY: as above.
+        let got = unsafe { CStr::from_ptr(depositkit_client_status_str(6)) };
+        assert_eq!(got, c"unknown");
+    }
+
+    #[test]
+    fn destinations_are_read_with_named_errors() {
+        let d =
+            destination_arg(r#"{"chainId": 42161, "address": "0xab", "token": "usdt"}"#).unwrap();
+        assert_eq!(
+            d,
+            DestinationConfig::chain(42161).with_address("0xab").with_token(TokenType::USDT)
+        );
+        let d = destination_arg(r#"{"chainId": 8453, "address": null}"#).unwrap();
+        assert_eq!(d, DestinationConfig::chain(8453));
+        let cases = [
+            ("{", "destination_json is not valid JSON"),
+            ("[1]", "must be a JSON object"),
+            (r#"{"chainId": 1, "chain": 2}"#, "unknown field \"chain\""),
+            (r#"{"address": "0xab"}"#, "destination.chainId is required"),
+            (r#"{"chainId": -1}"#, "destination.chainId must be a chain id"),
+            (
+                r#"{"chainId": 1, "address": 5}"#,
+                "destination.address must be a string, got a number",
+            ),
+            (r#"{"chainId": 1, "token": "DOGE"}"#, "destination.token must be one of"),
+            (r#"{"chainId": 1, "token": true}"#, "destination.token must be a string"),
+        ];
+        for (json, want) in cases {
+            let err = destination_arg(json).unwrap_err();
+            assert_eq!(err.status, depositkit_status::Configuration, "{json}");
+            assert!(err.message.contains(want), "{json}: {}", err.message);
+        }
+    }
 }
