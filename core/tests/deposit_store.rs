@@ -204,3 +204,38 @@ fn a_store_holds_one_live_client_per_owner_and_refuses_bad_paths() {
     let error = DepositClient::new(empty).unwrap_err();
     assert!(error.message().starts_with("storePath must be a file path"), "{error}");
 }
+
+#[test]
+fn notification_records_come_back_with_the_client() {
+    let net = net();
+    let owner = owner();
+    let store = store_file(&net, "notes.sqlite");
+    let make = || {
+        let mut config = config(&net, &owner, DestinationConfig::chain(8453))
+            .with_store_path(store.display().to_string());
+        config.auto_sweep = false;
+        config.notifications = Some(depositkit_core::deposit::NotificationsConfig {
+            duration_ms: 0,
+            ..Default::default()
+        });
+        let client = DepositClient::new(config).unwrap();
+        client.initialize().unwrap();
+        client
+    };
+    let first = make();
+    let address = first.deposit_addresses().unwrap().evm;
+    net.devnet.deposit(&address, 8453, TokenType::USDC, "3000000", None).unwrap();
+    let detected = poll_detected(&first);
+    let records = first.notifications();
+    assert_eq!(records.len(), 1);
+    first.close().unwrap();
+
+    let second = make();
+    assert_eq!(second.notifications(), records, "the same record, same times");
+    assert_eq!(second.notifications()[0].event.id, detected.id);
+    assert!(second.dismiss_notification(&detected.id));
+    second.close().unwrap();
+    let third = make();
+    assert!(third.notifications().is_empty(), "a dismissal is kept too");
+    third.close().unwrap();
+}
