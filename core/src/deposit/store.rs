@@ -176,6 +176,10 @@ enum Backend {
         capacity: usize,
     },
     Sqlite(Arc<SharedDb>),
+    /// The client closed and let the owner go: another client may be writing its rows now, so
+    /// this one writes nothing more (what it did not save, the next client resolves from the
+    /// records, e.g. an attempt's recorded quote). It still reads the log.
+    Released(Arc<SharedDb>),
 }
 
 /// One client's view of its store.
@@ -245,6 +249,7 @@ impl DepositStore {
         match &*lock(&self.backend) {
             Backend::Memory { .. } => None,
             Backend::Sqlite(db) => Some(db.path.clone()),
+            Backend::Released(db) => Some(db.path.clone()),
         }
     }
 
@@ -283,6 +288,7 @@ impl DepositStore {
                     None
                 }
             }
+            Backend::Released(_) => None,
         };
         (recorded, error)
     }
@@ -314,7 +320,7 @@ impl DepositStore {
                 }
                 Ok(events.iter().filter(|e| e.id > cursor).take(limit).cloned().collect())
             }
-            Backend::Sqlite(db) => {
+            Backend::Sqlite(db) | Backend::Released(db) => {
                 let conn = lock(&db.conn);
                 let limit = i64::try_from(limit).unwrap_or(i64::MAX);
                 read_events(
@@ -340,7 +346,7 @@ impl DepositStore {
                 .filter(|e| event_deposit_id(&e.event).is_some_and(|d| d == id))
                 .cloned()
                 .collect()),
-            Backend::Sqlite(db) => {
+            Backend::Sqlite(db) | Backend::Released(db) => {
                 let conn = lock(&db.conn);
                 read_events(
                     &conn,
@@ -488,10 +494,14 @@ impl DepositStore {
         Ok(restored)
     }
 
-    /// Lets another client take the owner (on close).
+    /// Lets another client take the owner (on close). Waits for a write under way; nothing is
+    /// written after it.
     pub fn release(&self) {
-        if let Backend::Sqlite(db) = &*lock(&self.backend) {
+        let mut backend = lock(&self.backend);
+        if let Backend::Sqlite(db) = &*backend {
             lock(&db.owners).remove(&self.owner);
+            let db = Arc::clone(db);
+            *backend = Backend::Released(db);
         }
     }
 }
