@@ -19,12 +19,26 @@
 # the chains. When the launcher fails (anvil or the token fixture missing: run
 # scripts/chains-install.sh), the script fails with its message.
 #
-#   scripts/test-c.sh              build, check the header, run the C tests
-#   scripts/test-c.sh --valgrind   ... and run each test binary under valgrind as well
+# The handles test (test_handles.c) runs create/use/free cycles of every handle, owned string,
+# subscription and host provider of the API. Besides its two plain runs it ALWAYS runs under
+# valgrind (not only with --valgrind): linked against libdepositkit.so once with 1 cycle and
+# once with $HANDLE_CYCLES cycles, and statically once with 1 cycle (about 1.5 to 2 minutes in
+# all on 2 cores). Each run must have no definite or indirect leak and no memory error, and
+# the shared runs' "still reachable" + "possibly lost" bytes at exit may grow from 1 cycle to
+# $HANDLE_CYCLES by at most $HANDLE_GROWTH_BOUND bytes (see the comment there): what the library
+# creates once per process (its tokio runtime, thread locals) must not grow with the cycles.
+# Every run of test_handles shares one devnet database ($DEPOSITKIT_HANDLE_DEVNET_DB), so that
+# the JWT signing key is generated once, by a plain run, never under valgrind. valgrind is
+# required: without it the script fails.
+#
+#   scripts/test-c.sh              build, check the header, run the C tests, and test_handles
+#                                  under valgrind
+#   scripts/test-c.sh --valgrind   ... and run every other test binary under valgrind as well
 #   scripts/test-c.sh --sanitize   ... and run each test built with ASan + UBSan as well
 #
 # Environment: CC (default gcc), CXX (default g++), CARGO_TARGET_DIR, PYTHON (default
-# .venv/bin/python, made by scripts/python-env.sh), CHAINS_ARGS (default --no-solana).
+# .venv/bin/python, made by scripts/python-env.sh), CHAINS_ARGS (default --no-solana),
+# VALGRIND (default valgrind), HANDLE_CYCLES (default 5).
 # Exits non-zero when anything fails.
 set -euo pipefail
 
@@ -44,10 +58,22 @@ for arg in "$@"; do
   case "$arg" in
     --valgrind) valgrind=1 ;;
     --sanitize) sanitize=1 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--valgrind] [--sanitize]" >&2; exit 2 ;;
   esac
 done
+
+VALGRIND="${VALGRIND:-valgrind}"
+if ! command -v "$VALGRIND" >/dev/null 2>&1; then
+  echo "test-c: $VALGRIND not found: test_handles always runs under valgrind; install it" \
+    "(apt-get install valgrind) or set VALGRIND" >&2
+  exit 1
+fi
+HANDLE_CYCLES="${HANDLE_CYCLES:-5}"
+if ! [[ $HANDLE_CYCLES =~ ^[0-9]+$ ]] || [[ $HANDLE_CYCLES -lt 2 ]]; then
+  echo "test-c: HANDLE_CYCLES must be a number of at least 2, not \"$HANDLE_CYCLES\"" >&2
+  exit 2
+fi
 
 cd "$root"
 echo "test-c: cargo build -p depositkit-ffi -p depositkit-devnet"
@@ -168,7 +194,9 @@ if [[ -z $chains_json ]]; then
   exit 1
 fi
 DEPOSITKIT_TEST_CHAINS="$chains_json"
-export DEPOSITKIT_TEST_CHAINS
+# test_handles' devnet database, shared by all its runs (created by the first).
+DEPOSITKIT_HANDLE_DEVNET_DB="$tmp/handles-devnet.sqlite"
+export DEPOSITKIT_TEST_CHAINS DEPOSITKIT_HANDLE_DEVNET_DB
 echo "test-c: local chains ready: EVM chains" \
   $(grep -o '"chainId": [0-9]*' <<<"$chains_json" | grep -o '[0-9]*$')
 
@@ -209,7 +237,8 @@ for src in "${sources[@]}"; do
   run "$name (libdepositkit.so)" "$build/$name-shared"
   run "$name (libdepositkit.a)" "$build/$name-static"
 
-  if [[ $valgrind == 1 ]]; then
+  # test_handles runs under valgrind below in any case.
+  if [[ $valgrind == 1 && $name != test_handles ]]; then
     for kind in shared static; do
       # Only definite and indirect leaks are errors, and only they are shown: the one block
       # "possibly lost" in test_user_rpc is the main thread's std::thread handle (the main
@@ -229,6 +258,104 @@ for src in "${sources[@]}"; do
       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/$name-asan"
   fi
 done
+
+# --- test_handles under valgrind, and the growth of what stays allocated ----------------------
+
+# valgrind's flags for test_handles: a definite or indirect leak, or any memory error, fails the
+# run. Not --quiet: it would drop the LEAK SUMMARY parsed below, so the output goes to a log
+# file instead, shown when the run fails.
+VALGRIND_FLAGS=(--error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect
+  --show-leak-kinds=definite,indirect)
+
+# How many more bytes "still reachable" + "possibly lost" may be at exit after HANDLE_CYCLES
+# cycles than after 1. test_handles frees everything it creates, so what is left at exit is
+# what the process creates once: the shared tokio runtime (its drivers, signal registry and
+# blocking pool), statics (the table of pending provider replies, ureq's headers) and the
+# records and thread locals of the runtime's threads alive at exit (2 workers and, here, 2
+# blocking-pool threads): 52.2-52.9 KB still reachable and 1,692 bytes possibly lost (those 4
+# threads' pthread TLS blocks and the pool's table of their join handles).
+#
+# Measured on the 2-core dev machine (shared build: 6 runs of 1 cycle, 3 of 5 cycles, 3 of 8),
+# always the same: possibly lost 1,692 -> 1,692, still reachable 52,571 -> 52,941, +370 bytes
+# that do not grow further (5 and 8 cycles give the same): rand's ThreadRng (336 bytes + 32 for
+# its destructor's registration) that an HTTP retry's jitter creates on a blocking-pool thread,
+# on one of the two after 1 cycle and on both after more; and the last-error messages the two
+# threads running the C providers keep, which quote the reply handle's number ("reply 0x9 was
+# answered already"), one hex digit longer once it passes 0xf. What may differ between runs is
+# how many blocking-pool threads are alive at exit (one idle for 10 s exits): one more holds
+# about 1.1 KB (std::thread and pthread records 470 bytes, tokio's thread locals 64, the
+# last-error message 130 + 32, a ThreadRng 368). The bound covers the measured 370 plus one
+# such thread, rounded up: 2,048 bytes. A leak that grows with the cycles shows above it from
+# about 2,048 / (HANDLE_CYCLES - 1) = 512 bytes a cycle: a devnet (with its own thread and
+# runtime), a deposit client (with its dispatcher thread) or a user-lookup client kept alive is
+# each far more than that; a thread left behind (470 bytes of records plus its thread locals)
+# is about that. A smaller growth, such as one subscription kept in a table, shows only with
+# more cycles (HANDLE_CYCLES=20 notices 108 bytes a cycle; a cycle takes 3-6 s under valgrind).
+HANDLE_GROWTH_BOUND=2048
+
+# Runs test_handles' $1 build (shared or static) under valgrind with $2 cycles; logs to
+# $tmp/handles-$1-$2.log and, on success, sets handle_held to its "still reachable" + "possibly
+# lost" bytes.
+handle_held=""
+run_handles_valgrind() {
+  local kind="$1"
+  local cycles="$2"
+  local log="$tmp/handles-$kind-$cycles.log"
+  local started=$SECONDS
+  echo "test-c: run test_handles ($cycles cycle(s), $kind, valgrind)"
+  handle_held=""
+  if ! "$VALGRIND" "${VALGRIND_FLAGS[@]}" --log-file="$log" "$build/test_handles-$kind" \
+    "$cycles"; then
+    echo "test-c: FAILED: test_handles ($cycles cycle(s), $kind, valgrind); valgrind's log:" >&2
+    cat "$log" >&2
+    failures=$((failures + 1))
+    return
+  fi
+  # "==PID==    still reachable: 52,203 bytes in 125 blocks"; no LEAK SUMMARY at all when
+  # every block was freed.
+  local what bytes line held=0 summary=""
+  for what in "definitely lost" "indirectly lost" "possibly lost" "still reachable"; do
+    line="$(grep -m 1 "== *$what: " "$log" || true)"
+    bytes="$(sed -n "s/.*$what: \([0-9,]*\) bytes.*/\1/p" <<<"$line" | tr -d ,)"
+    if [[ -z $bytes ]]; then
+      if ! grep -q "All heap blocks were freed" "$log"; then
+        echo "test-c: FAILED: no \"$what\" in valgrind's log of test_handles:" >&2
+        cat "$log" >&2
+        failures=$((failures + 1))
+        return
+      fi
+      bytes=0
+    fi
+    summary+="$what $bytes, "
+    if [[ $what == "possibly lost" || $what == "still reachable" ]]; then
+      held=$((held + bytes))
+    fi
+  done
+  handle_held=$held
+  echo "test-c: test_handles ($cycles cycle(s), $kind, valgrind): ${summary%, } bytes;" \
+    "$((SECONDS - started)) s"
+}
+
+run_handles_valgrind shared 1
+held_once="$handle_held"
+run_handles_valgrind shared "$HANDLE_CYCLES"
+held_many="$handle_held"
+if [[ -n $held_once && -n $held_many ]]; then
+  growth=$((held_many - held_once))
+  if [[ $growth -gt $HANDLE_GROWTH_BOUND ]]; then
+    echo "test-c: FAILED: test_handles holds $growth more bytes at exit (still reachable +" \
+      "possibly lost) after $HANDLE_CYCLES cycles than after 1 ($held_many vs $held_once), more" \
+      "than the bound of $HANDLE_GROWTH_BOUND: something grows with the cycles. Rerun" \
+      "valgrind with --show-leak-kinds=all on both counts and compare the records." >&2
+    failures=$((failures + 1))
+  else
+    echo "test-c: test_handles holds $held_once bytes at exit after 1 cycle, $held_many after" \
+      "$HANDLE_CYCLES (growth $growth, bound $HANDLE_GROWTH_BOUND)"
+  fi
+fi
+# The static build once, for leaks and memory errors only (the same code: no second growth
+# check).
+run_handles_valgrind static 1
 
 echo "test-c: stop depositkit-devnet (SIGTERM)"
 kill -TERM "$devnet_pid"
