@@ -509,6 +509,22 @@ static void use_deposits(const depositkit_devnet *devnet, const depositkit_depos
     CHECK(result == NULL);
     CHECK(wait_credited(s, swept));
 
+    /* The event log (an in-memory one: no storePath) and a deposit's phase history. */
+    uint64_t last_id = 0;
+    CHECK(OK(depositkit_deposit_client_last_event_id(client, &last_id)) && last_id > 0);
+    text = NULL;
+    text = MUST(depositkit_deposit_client_events_since(client, last_id - 1, 0, &text), text);
+    CHECK(json_contains(text, "\"id\":"));
+    depositkit_string_free(text);
+    text = NULL;
+    text = MUST(depositkit_deposit_client_deposit_history(client, swept, &text), text);
+    CHECK(json_contains(text, "\"phase\":\"detected\""));
+    depositkit_string_free(text);
+    text = NULL;
+    CHECK(depositkit_deposit_client_events_since(client, last_id + 1, 0, &text) ==
+          DEPOSITKIT_STATUS_INVALID_ARGUMENT);
+    CHECK(text == NULL && last_error_contains("past the last event id"));
+
     text = NULL;
     text = MUST(depositkit_deposit_client_can_refund(client, refunded, &text), text);
     CHECK(json_contains(text, "\"eligible\":true"));
