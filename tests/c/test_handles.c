@@ -794,15 +794,19 @@ static void use_deposit_client(const depositkit_devnet *devnet, const char *serv
     CHECK(client == NULL);
     CHECK(last_error_contains("\"0x1234\""));
 
+    /* Durable state too: the store's connection must close with the client. */
+    char store[256];
+    snprintf(store, sizeof store, "/tmp/depositkit-handles-%s.sqlite", owner);
     char config[2048];
     snprintf(config, sizeof config,
              "{\"ownerAddress\":\"%s\",\"destination\":{\"chainId\":8453},"
+             "\"storePath\":\"%s\","
              "\"servicesUrl\":\"%s\",\"autoSweep\":false,\"pollingIntervalMs\":50,"
              "\"minPollingIntervalMs\":20,\"sweepRetryDelayMs\":30,\"httpInitialBackoffMs\":5,"
              "\"callTimeoutMs\":%d,\"notifications\":{\"durationMs\":0},"
              "\"funding\":{\"enabled\":true},"
              "\"onramp\":{\"enabled\":true,\"widgetUrl\":\"%s/onramp/widget\"}}",
-             owner, services_url, WAIT_SECONDS * 1000, services_url);
+             owner, store, services_url, WAIT_SECONDS * 1000, services_url);
     if (!OK(depositkit_deposit_client_new(config, &client))) {
         return;
     }
@@ -914,6 +918,12 @@ static void use_deposit_client(const depositkit_devnet *devnet, const char *serv
           status == DEPOSITKIT_CLIENT_STATUS_IDLE);
 
     depositkit_deposit_client_free(client);
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char file[300];
+        snprintf(file, sizeof file, "%s%s", store, suffixes[i]);
+        remove(file);
+    }
     pthread_mutex_lock(&s.lock);
     CHECK(s.bad_length == 0);
     CHECK(s.credited == 2); /* seen by the events subscription and the closing one */
