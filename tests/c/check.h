@@ -183,4 +183,44 @@ static inline struct timespec deadline_in(int seconds) {
 }
 #endif
 
+/* Checks that a call succeeded; prints its last error otherwise. */
+static inline int succeeded(depositkit_status st, const char *call, int line) {
+    check(st == DEPOSITKIT_STATUS_OK, call, line);
+    if (st != DEPOSITKIT_STATUS_OK) {
+        char *msg = last_error();
+        fprintf(stderr, "  status %u: %s\n", (unsigned)st, msg);
+        free(msg);
+    }
+    return st == DEPOSITKIT_STATUS_OK;
+}
+
+/* Runs `call`, which writes the output `out` on success; evaluates to it, or NULL. */
+#define MUST(call, out) (succeeded((call), #call, __LINE__) ? (out) : NULL)
+/* Runs `call`; evaluates to whether it succeeded (its last error printed if not). */
+#define OK(call) succeeded((call), #call, __LINE__)
+
+/* The value of environment variable `name`, which scripts/test-c.sh sets; exits 2 naming it
+ * (and `program`) when it is missing. */
+static inline const char *require_env(const char *program, const char *name) {
+    const char *value = getenv(name);
+    if (value == NULL || value[0] == '\0') {
+        fprintf(stderr,
+                "%s: %s is not set; run this test through scripts/test-c.sh, which starts "
+                "depositkit-devnet and sets it\n",
+                program, name);
+        exit(2);
+    }
+    return value;
+}
+
+/* Removes a client's SQLite store (`storePath`) with its WAL and shared-memory files. */
+static inline void remove_store(const char *path) {
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char file[512];
+        snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
+        remove(file);
+    }
+}
+
 #endif /* DEPOSITKIT_TEST_CHECK_H */

@@ -456,12 +456,7 @@ static void test_restart(const depositkit_devnet *devnet, const char *services_u
     CHECK(depositkit_deposit_client_close(second) == DEPOSITKIT_STATUS_OK);
     depositkit_deposit_client_free(second);
 
-    const char *suffixes[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < 3; i++) {
-        char file[300];
-        snprintf(file, sizeof file, "%s%s", store, suffixes[i]);
-        remove(file);
-    }
+    remove_store(store);
 }
 
 int main(void) {

@@ -84,32 +84,6 @@ static const char *user_token;
 static const char *jwt_uid;
 static const char *evm_address;
 
-static const char *require_env(const char *name) {
-    const char *value = getenv(name);
-    if (value == NULL || value[0] == '\0') {
-        fprintf(stderr,
-                "test_handles: %s is not set; run this test through scripts/test-c.sh, which "
-                "starts depositkit-devnet and sets it\n",
-                name);
-        exit(2);
-    }
-    return value;
-}
-
-/* Checks that a call succeeded; prints its last error otherwise. */
-static int succeeded(depositkit_status st, const char *call, int line) {
-    check(st == DEPOSITKIT_STATUS_OK, call, line);
-    if (st != DEPOSITKIT_STATUS_OK) {
-        char *msg = last_error();
-        fprintf(stderr, "  status %u: %s\n", (unsigned)st, msg);
-        free(msg);
-    }
-    return st == DEPOSITKIT_STATUS_OK;
-}
-
-/* Runs `call`, which writes the output `out` on success; evaluates to it, or NULL. */
-#define MUST(call, out) (succeeded((call), #call, __LINE__) ? (out) : NULL)
-#define OK(call) succeeded((call), #call, __LINE__)
 
 /* --- user_data: what the callbacks share with the test, and who released what --------------- */
 
@@ -918,12 +892,7 @@ static void use_deposit_client(const depositkit_devnet *devnet, const char *serv
           status == DEPOSITKIT_CLIENT_STATUS_IDLE);
 
     depositkit_deposit_client_free(client);
-    const char *suffixes[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < 3; i++) {
-        char file[300];
-        snprintf(file, sizeof file, "%s%s", store, suffixes[i]);
-        remove(file);
-    }
+    remove_store(store);
     pthread_mutex_lock(&s.lock);
     CHECK(s.bad_length == 0);
     CHECK(s.credited == 2); /* seen by the events subscription and the closing one */
@@ -1008,13 +977,13 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    rpc_url = require_env("DEPOSITKIT_TEST_USER_RPC_URL");
-    project_id = require_env("DEPOSITKIT_TEST_PROJECT_ID");
-    server_key = require_env("DEPOSITKIT_TEST_SERVER_KEY");
-    user_uuid = require_env("DEPOSITKIT_TEST_USER_UUID");
-    user_token = require_env("DEPOSITKIT_TEST_USER_TOKEN");
-    jwt_uid = require_env("DEPOSITKIT_TEST_JWT_UID");
-    evm_address = require_env("DEPOSITKIT_TEST_EVM_ADDRESS");
+    rpc_url = require_env("test_handles", "DEPOSITKIT_TEST_USER_RPC_URL");
+    project_id = require_env("test_handles", "DEPOSITKIT_TEST_PROJECT_ID");
+    server_key = require_env("test_handles", "DEPOSITKIT_TEST_SERVER_KEY");
+    user_uuid = require_env("test_handles", "DEPOSITKIT_TEST_USER_UUID");
+    user_token = require_env("test_handles", "DEPOSITKIT_TEST_USER_TOKEN");
+    jwt_uid = require_env("test_handles", "DEPOSITKIT_TEST_JWT_UID");
+    evm_address = require_env("test_handles", "DEPOSITKIT_TEST_EVM_ADDRESS");
 
     const char *db = getenv("DEPOSITKIT_HANDLE_DEVNET_DB");
     if (db != NULL && db[0] != '\0') {

@@ -200,19 +200,6 @@ static int wait_notes_exactly(notes *n, const char *want) {
 
 /* --- helpers ---------------------------------------------------------------------------------- */
 
-/* Checks that a call succeeded; prints its last error otherwise. */
-static int succeeded(depositkit_status st, const char *call, int line) {
-    check(st == DEPOSITKIT_STATUS_OK, call, line);
-    if (st != DEPOSITKIT_STATUS_OK) {
-        char *msg = last_error();
-        fprintf(stderr, "  status %u: %s\n", (unsigned)st, msg);
-        free(msg);
-    }
-    return st == DEPOSITKIT_STATUS_OK;
-}
-
-/* Runs `call`, which writes the string output `out` on success; evaluates to it, or NULL. */
-#define MUST(call, out) (succeeded((call), #call, __LINE__) ? (out) : NULL)
 
 static char *ledger(const depositkit_devnet *devnet, const char *address) {
     char *raw = NULL;

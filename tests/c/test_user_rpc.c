@@ -38,17 +38,6 @@ static const char *jwt_uid;
 static const char *evm_address;
 static const char *solana_address;
 
-static const char *require_env(const char *name) {
-    const char *value = getenv(name);
-    if (value == NULL || value[0] == '\0') {
-        fprintf(stderr,
-                "test_user_rpc: %s is not set; run this test through scripts/test-c.sh, which "
-                "starts depositkit-devnet and sets it\n",
-                name);
-        exit(2);
-    }
-    return value;
-}
 
 /* For secrets: says only that the message holds one, never prints it. */
 static int last_error_lacks(const char *secret) {
@@ -365,14 +354,14 @@ static void test_faults(void) {
 }
 
 int main(void) {
-    url = require_env("DEPOSITKIT_TEST_USER_RPC_URL");
-    project_id = require_env("DEPOSITKIT_TEST_PROJECT_ID");
-    server_key = require_env("DEPOSITKIT_TEST_SERVER_KEY");
-    user_uuid = require_env("DEPOSITKIT_TEST_USER_UUID");
-    user_token = require_env("DEPOSITKIT_TEST_USER_TOKEN");
-    jwt_uid = require_env("DEPOSITKIT_TEST_JWT_UID");
-    evm_address = require_env("DEPOSITKIT_TEST_EVM_ADDRESS");
-    solana_address = require_env("DEPOSITKIT_TEST_SOLANA_ADDRESS");
+    url = require_env("test_user_rpc", "DEPOSITKIT_TEST_USER_RPC_URL");
+    project_id = require_env("test_user_rpc", "DEPOSITKIT_TEST_PROJECT_ID");
+    server_key = require_env("test_user_rpc", "DEPOSITKIT_TEST_SERVER_KEY");
+    user_uuid = require_env("test_user_rpc", "DEPOSITKIT_TEST_USER_UUID");
+    user_token = require_env("test_user_rpc", "DEPOSITKIT_TEST_USER_TOKEN");
+    jwt_uid = require_env("test_user_rpc", "DEPOSITKIT_TEST_JWT_UID");
+    evm_address = require_env("test_user_rpc", "DEPOSITKIT_TEST_EVM_ADDRESS");
+    solana_address = require_env("test_user_rpc", "DEPOSITKIT_TEST_SOLANA_ADDRESS");
 
     test_options();
     const depositkit_user_rpc_client *client = new_client(server_key);
