@@ -6,12 +6,14 @@
 //! - the watcher (`watcher.rs`) detects deposits from the account's cumulative `received`
 //!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client;
 //! - [`DepositEvent`] / [`DepositLifecycleEvent`] reach the host by callbacks on a library
-//!   thread and through a pull queue (`events.rs`); [`ClientStatus`] (`status.rs`);
+//!   thread and through a pull queue (`events.rs`); the callbacks of every client run on one
+//!   process-wide pool of delivery threads ([`dispatch`]); [`ClientStatus`] (`status.rs`);
 //! - refunds (`refund.rs`), recovery of stuck funds (`recovery.rs`), notification records
 //!   ([`notifications`]) and the transaction history ([`history`]).
 
 pub(crate) mod client;
 pub mod config;
+pub mod dispatch;
 pub mod events;
 pub mod history;
 pub mod model;
