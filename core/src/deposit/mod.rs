@@ -18,6 +18,7 @@ pub mod events;
 pub mod history;
 pub mod model;
 pub mod notifications;
+pub(crate) mod poller;
 mod recovery;
 mod refund;
 pub mod status;
