@@ -158,6 +158,7 @@ async fn balances_endpoint(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    app.services.stats.balance_request();
     with_session(&app, headers, body, |services, wallet, headers, request: BalancesRequest| {
         let mut owners = HashSet::from([owner_of(wallet)]);
         if let Some(batch) = headers.get(BATCH_SESSIONS_HEADER) {
@@ -168,7 +169,9 @@ async fn balances_endpoint(
                 owners.insert(owner_of(&services.wallet(&session)?));
             }
         }
-        balances::balances(services, &owners, &request)
+        let answer = balances::balances(services, &owners, &request)?;
+        services.stats.balance_accounts(request.account_ids.len());
+        Ok(answer)
     })
     .await
 }
