@@ -50,6 +50,9 @@ pub use model::{
     deposit_id, explorer_tx_url,
 };
 pub use notifications::{NotificationRecord, NotificationStore};
+pub use poller::{
+    BATCH_WINDOW, MAX_BATCH_ACCOUNTS, MAX_BATCH_SESSIONS_BYTES, MAX_CONCURRENT_BATCHES,
+};
 pub use status::ClientStatus;
 pub use watcher::{DUST_THRESHOLD_USD, MIN_VALUE_TOLERANCE, meets_token_minimum, token_minimum};
 

@@ -4,10 +4,10 @@
 //! Every client of the process that talks to the same account service with the same settings
 //! (base URL, `X-UA-Project-Id`, HTTP settings) shares one [`BalancePoller`]. A poll hands it
 //! the account id and the client's session JWT and waits for the account's lines. The poller
-//! gathers the polls that arrive within [`BATCH_WINDOW`] of the first one — the watchers tick on
-//! a process-wide grid ([`next_tick`]), so clients with the same interval arrive together — and
-//! sends them as one request: the first JWT as the bearer, the other distinct JWTs in
-//! `X-Batch-Sessions`. A batch is sent at once when it is full: [`MAX_BATCH_ACCOUNTS`] ids (the
+//! gathers polls while they keep coming — until none joined for [`BATCH_QUIET`], at most
+//! [`BATCH_WINDOW`] after the first; the watchers tick on a process-wide grid ([`next_tick`]),
+//! so clients with the same interval arrive in one burst — and sends them as one request: the
+//! first JWT as the bearer, the other distinct JWTs in `X-Batch-Sessions`. A batch is sent at once when it is full: [`MAX_BATCH_ACCOUNTS`] ids (the
 //! protocol's limit) or [`MAX_BATCH_SESSIONS_BYTES`] of JWTs in the header. At most
 //! [`MAX_CONCURRENT_BATCHES`] requests of one poller are in flight.
 //!
@@ -36,8 +36,10 @@ pub const MAX_BATCH_ACCOUNTS: usize = 1000;
 /// less, and devnet verifies every JWT of a request in turn: more, smaller requests spread that
 /// over its threads (see `docs/benchmarks.md`).
 pub const MAX_BATCH_SESSIONS_BYTES: usize = 64 * 1024;
-/// How long the first poll of a batch waits for others to join it.
-pub const BATCH_WINDOW: Duration = Duration::from_millis(20);
+/// A batch is sent when no poll joined it for this long (the burst of a round is over)…
+pub const BATCH_QUIET: Duration = Duration::from_millis(10);
+/// …or at the latest this long after its first poll.
+pub const BATCH_WINDOW: Duration = Duration::from_millis(100);
 /// Requests of one poller in flight at once (each takes a blocking thread while it runs).
 pub const MAX_CONCURRENT_BATCHES: usize = 8;
 
@@ -78,8 +80,12 @@ struct Pending {
     sessions: HashSet<String>,
     /// Bytes of `sessions` joined with commas.
     session_bytes: usize,
-    /// A flush is scheduled [`BATCH_WINDOW`] after the first poll.
+    /// A task waits to send the batch when it is due.
     timer_armed: bool,
+    /// When the first poll of the batch came.
+    first_at: Option<tokio::time::Instant>,
+    /// When the last poll joined it.
+    last_at: Option<tokio::time::Instant>,
 }
 
 impl Pending {
@@ -94,6 +100,9 @@ impl Pending {
     }
 
     fn add(&mut self, request: Request) {
+        let now = tokio::time::Instant::now();
+        self.first_at.get_or_insert(now);
+        self.last_at = Some(now);
         if self.sessions.insert(request.jwt.clone()) {
             self.session_bytes += request.jwt.len() + 1;
         }
@@ -104,9 +113,18 @@ impl Pending {
         self.requests.len() >= MAX_BATCH_ACCOUNTS
     }
 
+    /// When the batch is due: [`BATCH_QUIET`] after the last poll, at most [`BATCH_WINDOW`]
+    /// after the first (`None` when empty).
+    fn due(&self) -> Option<tokio::time::Instant> {
+        let (first, last) = (self.first_at?, self.last_at?);
+        Some((last + BATCH_QUIET).min(first + BATCH_WINDOW))
+    }
+
     fn take(&mut self) -> Vec<Request> {
         self.sessions.clear();
         self.session_bytes = 0;
+        self.first_at = None;
+        self.last_at = None;
         std::mem::take(&mut self.requests)
     }
 }
@@ -175,18 +193,7 @@ impl BalancePoller {
             tokio::spawn(Arc::clone(self).send(batch));
         }
         if arm {
-            let poller = Arc::clone(self);
-            tokio::spawn(async move {
-                tokio::time::sleep(BATCH_WINDOW).await;
-                let batch = {
-                    let mut pending = lock(&poller.pending);
-                    pending.timer_armed = false;
-                    pending.take()
-                };
-                if !batch.is_empty() {
-                    poller.send(batch).await;
-                }
-            });
+            tokio::spawn(Arc::clone(self).send_when_due());
         }
         answer.await.unwrap_or_else(|_| {
             Batched::Failed(CallError::Transport(Error::new(
@@ -194,6 +201,31 @@ impl BalancePoller {
                 "the balance batch was dropped",
             )))
         })
+    }
+
+    /// The one task (`timer_armed`) that sends the pending batch when it is due. Polls that
+    /// join after a full batch left form the next one; it stops once nothing is pending.
+    async fn send_when_due(self: Arc<Self>) {
+        loop {
+            let step = {
+                let mut pending = lock(&self.pending);
+                match pending.due() {
+                    None => {
+                        pending.timer_armed = false;
+                        return;
+                    }
+                    Some(due) if due <= tokio::time::Instant::now() => {
+                        pending.timer_armed = false;
+                        Err(pending.take())
+                    }
+                    Some(due) => Ok(due),
+                }
+            };
+            match step {
+                Ok(due) => tokio::time::sleep_until(due).await,
+                Err(batch) => return self.send(batch).await,
+            }
+        }
     }
 
     /// Sends one batch and answers each poll in it.

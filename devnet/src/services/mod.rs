@@ -137,6 +137,16 @@ impl Services {
         signer::wallet(&self.store, &session.sub).map_err(ApiError::internal)
     }
 
+    /// The wallet address (lower-case) of a session, created on first use. Blocking.
+    ///
+    /// # Errors
+    /// 500 on database failures.
+    pub fn wallet_owner(&self, session: &Session) -> ApiResult<String> {
+        signer::wallet_address(&self.store, &session.sub)
+            .map(|address| address.to_ascii_lowercase())
+            .map_err(ApiError::internal)
+    }
+
     /// The wallet of the request's session. Blocking.
     ///
     /// # Errors

@@ -166,7 +166,7 @@ async fn balances_endpoint(
                 batch.to_str().map_err(|_| ApiError::session("X-Batch-Sessions is not ASCII"))?;
             for jwt in batch.split(',').map(str::trim).filter(|jwt| !jwt.is_empty()) {
                 let session = services.jwt.verify(jwt)?;
-                owners.insert(owner_of(&services.wallet(&session)?));
+                owners.insert(services.wallet_owner(&session)?);
             }
         }
         let answer = balances::balances(services, &owners, &request)?;
