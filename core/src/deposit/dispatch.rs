@@ -411,6 +411,44 @@ mod tests {
     }
 
     #[test]
+    fn a_hub_stopped_from_its_own_callback_does_not_wait_and_delivers_the_rest_after() {
+        use crate::deposit::events::{DepositEvent, Dispatcher, EventHub};
+        use crate::deposit::status::ClientStatus;
+
+        let (hub, dispatcher) = EventHub::start(16).unwrap();
+        let dispatcher = Arc::new(Mutex::new(Some(dispatcher)));
+        let (tx, rx) = mpsc::channel();
+        let (slot, weak) = (Arc::clone(&dispatcher), Arc::downgrade(&hub));
+        hub.subscribe(Arc::new(move |event: &DepositEvent| {
+            if *event == DepositEvent::StatusChanged(ClientStatus::Ready) {
+                let hub = weak.upgrade().unwrap();
+                let mut stopping: Dispatcher = slot.lock().unwrap().take().unwrap();
+                let started = Instant::now();
+                let delivered = stopping.stop(&hub, Duration::from_secs(5));
+                tx.send(format!("stopped {delivered} in {:?}", started.elapsed())).unwrap();
+            } else {
+                tx.send(format!("{event:?}")).unwrap();
+            }
+        }));
+        hub.emit(DepositEvent::StatusChanged(ClientStatus::Ready));
+        hub.emit(DepositEvent::StatusChanged(ClientStatus::Watching));
+        let first = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(first.starts_with("stopped false in "), "{first}");
+        // Handed over before the stop: still delivered, after the callback returned.
+        let second = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(second, format!("{:?}", DepositEvent::StatusChanged(ClientStatus::Watching)));
+        // The pull queue has both, in order.
+        assert_eq!(
+            hub.next_event(Duration::ZERO),
+            Some(DepositEvent::StatusChanged(ClientStatus::Ready))
+        );
+        assert_eq!(
+            hub.next_event(Duration::ZERO),
+            Some(DepositEvent::StatusChanged(ClientStatus::Watching))
+        );
+    }
+
+    #[test]
     fn waiting_for_a_lane_of_the_same_slot_from_a_delivery_thread_does_not_stall() {
         let first = Lane::new().unwrap();
         let second = loop {
