@@ -44,8 +44,8 @@
 // handed out may be freed on any thread, exactly once.
 //
 // Callbacks (depositkit_event_callback, depositkit_notifications_callback) take user_data first
-// and run on a thread the library owns (one event dispatcher per deposit client), one at a time
-// per client, never on the caller's thread. They may call back into the library, and must not
+// and run on a thread the library owns (a pool of delivery threads shared by every deposit
+// client), one at a time per client, never on the caller's thread. They may call back into the library, and must not
 // unwind or longjmp. Their pointer arguments are valid only during the call. A registration's
 // user_data_free is called exactly once, when the registration is dropped. Host providers
 // (depositkit_provider_fn: funding wallets, balance provider) follow the same rules, run on a
@@ -302,8 +302,8 @@ typedef uint32_t depositkit_token_type;
 // `const depositkit_deposit_client *`, released by `depositkit_deposit_client_free`.
 // Thread-safe: one client may be used by any number of threads at once, and freed on any
 // thread once no call is using it. The work runs on a runtime shared by every client of the
-// process (two worker threads, created on first use); each client also owns one event
-// dispatcher thread.
+// process (two worker threads, created on first use); callbacks run on a pool of event-delivery
+// threads shared the same way (two, more only while callbacks are stuck).
 typedef struct depositkit_deposit_client depositkit_deposit_client;
 
 #if defined(DEPOSITKIT_DEVNET)
@@ -375,9 +375,9 @@ typedef struct {
 // during the call; copy it to keep it. The shapes of the events are described at
 // `depositkit_deposit_client_subscribe`.
 //
-// Threads: callbacks run on a thread owned by the library (the client's event dispatcher,
-// named `depositkit-events`), never on the thread that called into depositkit and never on one
-// of its runtime's worker threads. One client calls its callbacks one at a time, in the order
+// Threads: callbacks run on a thread owned by the library (one of the process's event-delivery
+// threads, named `depositkit-events`, shared by every client), never on the thread that called
+// into depositkit and never on one of its runtime's worker threads. One client calls its callbacks one at a time, in the order
 // of subscription, each event in the order it happened; a callback is never called
 // concurrently with itself or with another callback of the same client (callbacks of two
 // clients may run at the same time).
@@ -410,7 +410,7 @@ typedef void (*depositkit_user_data_free)(void *user_data);
 // NUL). It is borrowed: valid only during the call; copy it to keep it.
 //
 // Threads, re-entry, the return value and unwinding follow the rules of
-// `depositkit_event_callback`: it runs on the client's event dispatcher (`depositkit-events`),
+// `depositkit_event_callback`: it runs on a delivery thread of the process (`depositkit-events`),
 // one call at a time together with the client's event callbacks, may call any depositkit
 // function (including `depositkit_deposit_client_dismiss_notification` and
 // `depositkit_deposit_client_unsubscribe` of itself), should return promptly, returns 0 when

@@ -1,8 +1,11 @@
-//! Shared HTTP plumbing: one pooled agent per client, bounded retries with exponential backoff
-//! and full jitter, `Retry-After`, and error messages that never carry credentials.
+//! Shared HTTP plumbing: pooled agents shared by the whole process (one per timeout and
+//! `User-Agent`), bounded retries with exponential backoff and full jitter, `Retry-After`, and
+//! error messages that never carry credentials.
 
+use std::collections::HashMap;
 use std::io::ErrorKind as IoKind;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use ureq::config::Config;
@@ -16,7 +19,7 @@ use crate::error::{Error, ErrorKind, Result};
 const MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How a request is retried when the server is busy or unreachable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RetryPolicy {
     /// Retries after the first attempt (0 disables retrying).
     pub max_retries: u32,
@@ -72,20 +75,52 @@ pub(crate) struct JsonPoster {
     retry: RetryPolicy,
 }
 
+/// Idle keep-alive connections kept per host by one agent: enough for the runtime's blocking
+/// pool (64 threads) to find a warm connection for most requests.
+const MAX_IDLE_PER_HOST: usize = 64;
+/// Idle keep-alive connections kept by one agent in all.
+const MAX_IDLE: usize = 256;
+
+/// The process's agents, by timeout and `User-Agent`: every client with the same settings
+/// shares one connection pool, so many clients do not keep a pool (and sockets) each. Keyed by
+/// process id too: a forked child must not reuse the parent's pooled connections.
+type Agents = HashMap<(Duration, String), ureq::Agent>;
+static AGENTS: Mutex<Option<(u32, Agents)>> = Mutex::new(None);
+
+fn shared_agent(timeout: Duration, user_agent: &str) -> ureq::Agent {
+    let mut agents = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
+    let pid = std::process::id();
+    if agents.as_ref().is_none_or(|(owner, _)| *owner != pid) {
+        // In a forked child: leak the parent's agents rather than close its sockets here.
+        if let Some(inherited) = agents.take() {
+            std::mem::forget(inherited);
+        }
+        *agents = Some((pid, HashMap::new()));
+    }
+    let (_, agents) = agents.as_mut().expect("just set");
+    agents
+        .entry((timeout, user_agent.to_owned()))
+        .or_insert_with(|| {
+            let config = ureq::Agent::config_builder()
+                .timeout_global(Some(timeout))
+                .http_status_as_error(false)
+                .user_agent(user_agent)
+                .max_idle_connections(MAX_IDLE)
+                .max_idle_connections_per_host(MAX_IDLE_PER_HOST)
+                .build();
+            ureq::Agent::with_parts(
+                config,
+                DefaultConnector::new(),
+                LiteralFirstResolver::default(),
+            )
+        })
+        .clone()
+}
+
 impl JsonPoster {
+    /// A poster over the process's agent for `timeout` and `user_agent` (see [`AGENTS`]).
     pub(crate) fn new(timeout: Duration, user_agent: &str, retry: RetryPolicy) -> Self {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .user_agent(user_agent)
-            .max_idle_connections_per_host(32)
-            .build();
-        let agent = ureq::Agent::with_parts(
-            config,
-            DefaultConnector::new(),
-            LiteralFirstResolver::default(),
-        );
-        JsonPoster { agent, retry }
+        JsonPoster { agent: shared_agent(timeout, user_agent), retry }
     }
 
     /// POSTs `body` to `url` with `headers`, retrying 429, 5xx, refused connections and

@@ -125,6 +125,11 @@ impl RunningDevnet {
         self.faults.inject(fault).map_err(|message| Error::invalid("fault", message))
     }
 
+    /// The services' request counters (`GET /devnet/stats`).
+    pub fn stats(&self) -> crate::services::stats::StatsSnapshot {
+        self.services.stats.snapshot()
+    }
+
     /// Disarms every pending fault of every service (sweep faults and forged JWTs included).
     pub fn clear_faults(&self) {
         self.faults.clear();

@@ -18,8 +18,8 @@
 //! `depositkit_deposit_client_subscribe_notifications` in `notifications.rs`, through the same
 //! [`register_callback`]) wraps a C function pointer and its `user_data` in an
 //! `Arc<HostCallback>`, shared by the core's event hub (through the boxed closure it is given)
-//! and the handle's table of subscriptions. The hub calls it on the client's dispatcher thread
-//! (`depositkit-events`), never on a runtime worker and never while depositkit holds a lock, so
+//! and the handle's table of subscriptions. The hub calls it on a delivery thread of the
+//! process's pool (`depositkit-events`), never on a runtime worker and never while depositkit holds a lock, so
 //! the C callback may call back into the API.
 //!
 //! `user_data_free` runs in `HostCallback::release`, guarded so that it runs exactly once: from
@@ -134,9 +134,9 @@ pub extern "C" fn depositkit_client_status_str(status: u32) -> *const c_char {
 /// during the call; copy it to keep it. The shapes of the events are described at
 /// `depositkit_deposit_client_subscribe`.
 ///
-/// Threads: callbacks run on a thread owned by the library (the client's event dispatcher,
-/// named `depositkit-events`), never on the thread that called into depositkit and never on one
-/// of its runtime's worker threads. One client calls its callbacks one at a time, in the order
+/// Threads: callbacks run on a thread owned by the library (one of the process's event-delivery
+/// threads, named `depositkit-events`, shared by every client), never on the thread that called
+/// into depositkit and never on one of its runtime's worker threads. One client calls its callbacks one at a time, in the order
 /// of subscription, each event in the order it happened; a callback is never called
 /// concurrently with itself or with another callback of the same client (callbacks of two
 /// clients may run at the same time).
@@ -173,8 +173,8 @@ pub type depositkit_user_data_free = Option<unsafe extern "C" fn(user_data: *mut
 /// `const depositkit_deposit_client *`, released by `depositkit_deposit_client_free`.
 /// Thread-safe: one client may be used by any number of threads at once, and freed on any
 /// thread once no call is using it. The work runs on a runtime shared by every client of the
-/// process (two worker threads, created on first use); each client also owns one event
-/// dispatcher thread.
+/// process (two worker threads, created on first use); callbacks run on a pool of event-delivery
+/// threads shared the same way (two, more only while callbacks are stuck).
 #[allow(non_camel_case_types)]
 pub struct depositkit_deposit_client {
     pub(crate) inner: DepositClient,

@@ -27,7 +27,7 @@ use crate::strings;
 /// NUL). It is borrowed: valid only during the call; copy it to keep it.
 ///
 /// Threads, re-entry, the return value and unwinding follow the rules of
-/// `depositkit_event_callback`: it runs on the client's event dispatcher (`depositkit-events`),
+/// `depositkit_event_callback`: it runs on a delivery thread of the process (`depositkit-events`),
 /// one call at a time together with the client's event callbacks, may call any depositkit
 /// function (including `depositkit_deposit_client_dismiss_notification` and
 /// `depositkit_deposit_client_unsubscribe` of itself), should return promptly, returns 0 when

@@ -23,6 +23,7 @@ use super::model::{
     RefundResult, RefundStatus, SweepResult, SweepStatus,
 };
 use super::notifications::{NotificationRecord, NotificationStore};
+use super::poller::{BalancePoller, Batched, next_tick};
 use super::status::{ClientStatus, Lifecycle, StatusTracker};
 use super::store::{self, AttemptWrite, Change, DepositStore, RecordWrite, Restored};
 use super::sweeper::{Job, SentQuote};
@@ -294,6 +295,8 @@ pub(crate) struct Inner {
     pub session: SessionManager,
     pub signer: SignerClient,
     pub account: AccountClient,
+    /// The process's batcher of balance polls for this client's account service.
+    pub(crate) poller: Arc<BalancePoller>,
     pub hub: Arc<EventHub>,
     state: Mutex<State>,
     pub(crate) detector: tokio::sync::Mutex<Detector>,
@@ -436,14 +439,24 @@ impl Inner {
         Ok(events)
     }
 
-    /// The account's balance lines.
+    /// The account's balance lines, read in a batch with other clients' polls of the same
+    /// service ([`super::poller`]); alone, with the session renewed once on a 401, when the
+    /// service refused the batch.
     pub async fn balance_lines(&self, account_id: &str) -> Result<Vec<BalanceLine>> {
+        let failed =
+            |e: CallError| e.into_error(ErrorKind::UniversalAccount, "Failed to get balances");
+        let session = self.session.get().await.map_err(|e| failed(CallError::Session(e)))?;
+        match self.poller.lines(account_id, &session.jwt).await {
+            Batched::Lines(lines) => return Ok(lines),
+            Batched::Failed(error) => return Err(failed(error)),
+            Batched::Refused => {}
+        }
         let balances = with_session(&self.session, |jwt| {
             let account = &self.account;
             async move { account.balances(&jwt, &[account_id], &[]).await }
         })
         .await
-        .map_err(|e| e.into_error(ErrorKind::UniversalAccount, "Failed to get balances"))?;
+        .map_err(failed)?;
         Ok(balances.get(account_id).cloned().unwrap_or_default())
     }
 
@@ -640,11 +653,17 @@ impl Inner {
         Ok(())
     }
 
+    /// One poll now, then one at every multiple of `interval` on the process-wide grid
+    /// ([`next_tick`]), so that the polls of all clients with this interval share batches. A
+    /// poll longer than the interval skips the ticks it missed (polls never overlap).
     async fn watch_loop(weak: Weak<Inner>, interval: Duration) {
-        let mut ticker = tokio::time::interval(interval);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut ticker = tokio::time::interval_at(next_tick(interval), interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut first = true;
         loop {
-            ticker.tick().await;
+            if !std::mem::take(&mut first) {
+                ticker.tick().await;
+            }
             let Some(inner) = weak.upgrade() else { return };
             if inner.is_closed() {
                 return;
@@ -713,7 +732,8 @@ async fn notifications_timer(hub: Arc<EventHub>) {
 ///
 /// Every method is synchronous and thread-safe; the work runs on depositkit's shared runtime
 /// ([`crate::runtime`]). Blocking methods wait at most `call_timeout_ms`. Many clients in one
-/// process share that runtime; each owns one event-dispatcher thread.
+/// process share that runtime, one pool of event-delivery threads ([`super::dispatch`]) and
+/// one batched balance poll per service ([`super::poller`]).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -791,6 +811,11 @@ impl DepositClient {
             &resolved.http,
             resolved.ua_project_id.as_deref(),
         );
+        let poller = BalancePoller::shared(
+            &resolved.urls.account,
+            &resolved.http,
+            resolved.ua_project_id.as_deref(),
+        );
         let thresholds = Thresholds {
             min_value_usd: resolved.min_value_usd,
             supported_tokens: resolved.supported_tokens.clone(),
@@ -826,6 +851,7 @@ impl DepositClient {
             session,
             signer,
             account,
+            poller,
             hub,
             state: Mutex::new(state),
             detector: tokio::sync::Mutex::new(Detector::default()),

@@ -11,9 +11,13 @@
 //!   **oldest** event is dropped and counted
 //!   ([`dropped_events`](super::DepositClient::dropped_events)), so a host that never pulls
 //!   loses nothing but memory.
-//! - **Callbacks**: a library-owned thread (`depositkit-events`, one per client) calls every
-//!   subscribed callback, in subscription order, for every event. Callbacks never run on a
-//!   runtime thread nor while depositkit holds a lock, so they may call back into the client.
+//! - **Callbacks**: a library-owned thread (`depositkit-events`, from the process-wide delivery
+//!   pool of [`dispatch`](super::dispatch), where each client is one lane) calls every
+//!   subscribed callback, in subscription order, for every event. One client's callbacks run
+//!   one at a time, in event order, on one thread (another one only after a stuck callback made
+//!   the pool replace that thread); two clients' callbacks may run at the same time. Callbacks
+//!   never run on a runtime thread nor while depositkit holds a lock, so they may call back into
+//!   the client.
 //!   A panicking callback is caught; the panic is reported as a [`DepositEvent::Error`] in the
 //!   pull queue (not to the callbacks, so that a callback failing on errors cannot loop).
 //!
@@ -23,14 +27,13 @@
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::{JoinHandle, ThreadId};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::dispatch::Lane;
 use super::model::{RecoveryResult, RefundResult};
 use super::notifications::{NotificationRecord, NotificationStore};
 use super::status::ClientStatus;
@@ -302,7 +305,7 @@ pub type NotificationsCallback = Box<dyn Fn(&[NotificationRecord]) + Send + Sync
 
 type SharedNotificationsCallback = Arc<dyn Fn(&[NotificationRecord]) + Send + Sync>;
 
-/// What the dispatcher thread delivers.
+/// What the dispatcher delivers.
 enum Dispatch {
     Event(Box<RecordedEvent>),
     Notifications(Arc<Vec<NotificationRecord>>),
@@ -328,7 +331,7 @@ pub(crate) struct EventHub {
     capacity: usize,
     subscribers: Mutex<Arc<Vec<(SubscriptionId, SharedCallback)>>>,
     next_id: AtomicU64,
-    dispatch: Mutex<Option<mpsc::Sender<Dispatch>>>,
+    dispatch: Mutex<Option<LaneSender>>,
     callback_panics: AtomicU64,
     notes: Option<Notes>,
     /// The event log (and the rest of the client's durable state).
@@ -340,27 +343,28 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl EventHub {
-    /// A hub whose dispatcher thread runs until [`Dispatcher::stop`].
+    /// A hub whose dispatcher lane runs until [`Dispatcher::stop`].
     #[cfg(test)]
     pub fn start(capacity: usize) -> std::io::Result<(Arc<EventHub>, Dispatcher)> {
         let store = DepositStore::open(None, "0xtest", capacity).map_err(std::io::Error::other)?;
         EventHub::start_with(capacity, None, Arc::new(store))
     }
 
-    /// A hub with a notification store when `notifications` is set.
+    /// A hub with a notification store when `notifications` is set; its deliveries are a lane
+    /// of the process-wide pool (started on first use).
     pub fn start_with(
         capacity: usize,
         notifications: Option<NotificationStore>,
         store: Arc<DepositStore>,
     ) -> std::io::Result<(Arc<EventHub>, Dispatcher)> {
-        let (tx, rx) = mpsc::channel::<Dispatch>();
-        let hub = Arc::new(EventHub {
+        let lane = Lane::new()?;
+        let hub = Arc::new_cyclic(|hub: &Weak<EventHub>| EventHub {
             queue: Mutex::new(Queue { events: VecDeque::new(), dropped: 0 }),
             ready: Condvar::new(),
             capacity: capacity.max(1),
             subscribers: Mutex::new(Arc::new(Vec::new())),
             next_id: AtomicU64::new(1),
-            dispatch: Mutex::new(Some(tx)),
+            dispatch: Mutex::new(Some(LaneSender { lane: Arc::clone(&lane), hub: hub.clone() })),
             callback_panics: AtomicU64::new(0),
             notes: notifications.map(|store| Notes {
                 store: Mutex::new(store),
@@ -369,20 +373,15 @@ impl EventHub {
             }),
             store,
         });
-        let (done_tx, done_rx) = mpsc::sync_channel::<()>(1);
-        let worker = Arc::clone(&hub);
-        let thread =
-            std::thread::Builder::new().name("depositkit-events".into()).spawn(move || {
-                while let Ok(item) = rx.recv() {
-                    match item {
-                        Dispatch::Event(event) => worker.deliver(&event),
-                        Dispatch::Notifications(records) => worker.deliver_notes(&records),
-                    }
-                }
-                let _ = done_tx.send(());
-            })?;
-        let thread_id = thread.thread().id();
-        Ok((hub, Dispatcher { thread: Some(thread), thread_id, done: done_rx }))
+        Ok((hub, Dispatcher { lane: Some(lane) }))
+    }
+
+    /// Runs one delivery (on a pool thread).
+    fn handle(&self, item: Dispatch) {
+        match item {
+            Dispatch::Event(event) => self.deliver(&event),
+            Dispatch::Notifications(records) => self.deliver_notes(&records),
+        }
     }
 
     /// Records `event` in the event log, queues it for pulling and hands it to the dispatcher.
@@ -655,32 +654,41 @@ impl EventHub {
     }
 }
 
-/// The dispatcher thread of a hub.
+/// Hands a hub's deliveries to its lane. Holds the hub weakly (the hub holds this); each job
+/// holds it strongly until it ran, so what was handed over is delivered.
+struct LaneSender {
+    lane: Arc<Lane>,
+    hub: Weak<EventHub>,
+}
+
+impl LaneSender {
+    /// Queues `item` on the lane; an error once the lane is closed.
+    fn send(&self, item: Dispatch) -> Result<(), ()> {
+        let hub = self.hub.upgrade().ok_or(())?;
+        if self.lane.push(Box::new(move || hub.handle(item))) { Ok(()) } else { Err(()) }
+    }
+}
+
+/// The delivery lane of a hub in the process-wide pool.
 pub(crate) struct Dispatcher {
-    thread: Option<JoinHandle<()>>,
-    thread_id: ThreadId,
-    done: mpsc::Receiver<()>,
+    lane: Option<Arc<Lane>>,
 }
 
 impl Dispatcher {
-    /// Lets the dispatcher deliver what is queued, then waits at most `timeout` for it to exit.
-    /// Returns whether it exited. Called on the dispatcher thread itself (a callback closing
-    /// the client), it does not wait.
+    /// Lets the lane deliver what is queued, waiting at most `timeout`. Returns whether
+    /// everything was delivered. Called from one of this hub's own callbacks (a callback closing
+    /// its client), it does not wait: the rest is delivered after that callback returns.
     pub fn stop(&mut self, hub: &EventHub, timeout: Duration) -> bool {
         hub.close_dispatch();
-        let Some(thread) = self.thread.take() else {
+        let Some(lane) = self.lane.take() else {
             return true;
         };
-        if std::thread::current().id() == self.thread_id {
-            return false; // the thread exits after this callback returns
+        lane.close();
+        if lane.runs_on_current_thread() {
+            return false;
         }
-        match self.done.recv_timeout(timeout) {
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-                let _ = thread.join();
-                true
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => false, // detached: a callback is stuck
-        }
+        // On timeout a callback is stuck: the lane goes on when it returns.
+        lane.wait_idle(timeout)
     }
 }
 

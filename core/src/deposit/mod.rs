@@ -6,17 +6,20 @@
 //! - the watcher (`watcher.rs`) detects deposits from the account's cumulative `received`
 //!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client;
 //! - [`DepositEvent`] / [`DepositLifecycleEvent`] reach the host by callbacks on a library
-//!   thread and through a pull queue (`events.rs`); [`ClientStatus`] (`status.rs`);
+//!   thread and through a pull queue (`events.rs`); the callbacks of every client run on one
+//!   process-wide pool of delivery threads ([`dispatch`]); [`ClientStatus`] (`status.rs`);
 //! - durable state and the event log (`store.rs`): SQLite at `store_path`, else memory;
 //! - refunds (`refund.rs`), recovery of stuck funds (`recovery.rs`), notification records
 //!   ([`notifications`]) and the transaction history ([`history`]).
 
 pub(crate) mod client;
 pub mod config;
+pub mod dispatch;
 pub mod events;
 pub mod history;
 pub mod model;
 pub mod notifications;
+pub(crate) mod poller;
 mod recovery;
 mod refund;
 pub mod status;
@@ -49,6 +52,9 @@ pub use model::{
     deposit_id, explorer_tx_url,
 };
 pub use notifications::{NotificationRecord, NotificationStore};
+pub use poller::{
+    BATCH_WINDOW, MAX_BATCH_ACCOUNTS, MAX_BATCH_SESSIONS_BYTES, MAX_CONCURRENT_BATCHES,
+};
 pub use status::ClientStatus;
 pub use watcher::{DUST_THRESHOLD_USD, MIN_VALUE_TOLERANCE, meets_token_minimum, token_minimum};
 

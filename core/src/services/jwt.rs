@@ -4,14 +4,16 @@
 //! and verifies it against the service's JWKS: RS256 only, the key whose `kid` matches (on a
 //! miss the JWKS is fetched again once — that is how key rotation is picked up), `iss`
 //! `"depositkit-jwt"`, `aud` the built-in project id, `sub` `"ua:" + owner`, `exp` required and
-//! in the future with 60 s leeway. [`SessionManager`] keeps one verified session per owner and
+//! in the future with 60 s leeway. The JWKS is cached for an hour per JWKS URL, for the whole
+//! process (every client of one service shares it). [`SessionManager`] keeps one verified session per owner and
 //! renews it when less than 60 s remain, with concurrent callers sharing one request.
 //!
 //! Errors: unreachable, 429 or 5xx after the retries, a malformed answer or a token that fails
 //! verification → [`ErrorKind::Jwt`]; HTTP 401 → [`ErrorKind::Authentication`].
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -82,12 +84,46 @@ struct CachedJwks {
     generation: u64,
 }
 
+/// The JWKS of one JWT service, shared by every client of the process that uses that service
+/// ([`JwksCache::for_url`]): 10,000 clients fetch it once, not 10,000 times.
+struct JwksCache {
+    cached: tokio::sync::Mutex<Option<CachedJwks>>,
+    /// Bumped at every fetch, so a caller that waited while another fetched can tell.
+    generation: AtomicU64,
+}
+
+/// The process's JWKS caches by JWKS URL. Keyed by process id too: in a forked child a lock of
+/// the parent's caches may be held by a task that does not exist there.
+type JwksCaches = HashMap<String, Arc<JwksCache>>;
+static JWKS_CACHES: Mutex<Option<(u32, JwksCaches)>> = Mutex::new(None);
+
+impl JwksCache {
+    fn for_url(url: &str) -> Arc<JwksCache> {
+        let mut caches = JWKS_CACHES.lock().unwrap_or_else(|e| e.into_inner());
+        let pid = std::process::id();
+        if caches.as_ref().is_none_or(|(owner, _)| *owner != pid) {
+            if let Some(inherited) = caches.take() {
+                std::mem::forget(inherited);
+            }
+            *caches = Some((pid, HashMap::new()));
+        }
+        let (_, caches) = caches.as_mut().expect("just set");
+        // Caches no client uses any more are dropped, so the map does not only grow.
+        caches.retain(|_, cache| Arc::strong_count(cache) > 1);
+        Arc::clone(caches.entry(url.to_owned()).or_insert_with(|| {
+            Arc::new(JwksCache {
+                cached: tokio::sync::Mutex::new(None),
+                generation: AtomicU64::new(0),
+            })
+        }))
+    }
+}
+
 /// Client of the JWT service.
 pub struct JwtClient {
     base_url: String,
     http: Http,
-    jwks: tokio::sync::Mutex<Option<CachedJwks>>,
-    jwks_generation: AtomicU64,
+    jwks: Arc<JwksCache>,
 }
 
 impl std::fmt::Debug for JwtClient {
@@ -106,11 +142,11 @@ impl JwtClient {
         // Exactly one crypto backend must serve jsonwebtoken; choose it explicitly so that a
         // feature enabled elsewhere in a build cannot make verification panic.
         let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+        let base_url = base_url.trim_end_matches('/').to_owned();
         JwtClient {
-            base_url: base_url.trim_end_matches('/').to_owned(),
+            jwks: JwksCache::for_url(&jwks_url(&base_url)),
+            base_url,
             http: Http::new(settings),
-            jwks: tokio::sync::Mutex::new(None),
-            jwks_generation: AtomicU64::new(0),
         }
     }
 
@@ -157,8 +193,8 @@ impl JwtClient {
     /// The JWKS key `kid`: from the cache while it is fresh, else fetched; on a miss the JWKS
     /// is fetched again once, unless another caller fetched it while this one waited.
     async fn key(&self, kid: &str) -> Result<Jwk> {
-        let seen_generation = self.jwks_generation.load(Ordering::Acquire);
-        let mut cache = self.jwks.lock().await;
+        let seen_generation = self.jwks.generation.load(Ordering::Acquire);
+        let mut cache = self.jwks.cached.lock().await;
         if let Some(cached) = cache.as_ref() {
             let fresh = cached.fetched.elapsed() < JWKS_CACHE_TTL;
             let refetched_meanwhile = cached.generation != seen_generation;
@@ -172,14 +208,14 @@ impl JwtClient {
             }
         }
         let set = self.fetch_jwks().await?;
-        let generation = self.jwks_generation.fetch_add(1, Ordering::AcqRel) + 1;
+        let generation = self.jwks.generation.fetch_add(1, Ordering::AcqRel) + 1;
         let found = set.find(kid).cloned();
         *cache = Some(CachedJwks { set, fetched: Instant::now(), generation });
         found.ok_or_else(|| unknown_kid(kid))
     }
 
     async fn fetch_jwks(&self) -> Result<JwkSet> {
-        let url = format!("{}/.well-known/jwks.json", self.base_url);
+        let url = jwks_url(&self.base_url);
         let headers = vec![("Accept", "application/json".to_owned())];
         let reply = self.http.get(url.clone(), headers).await.map_err(|e| {
             Error::new(ErrorKind::Jwt, format!("Failed to fetch JWKS from {url}: {}", e.message()))
@@ -187,6 +223,10 @@ impl JwtClient {
         })?;
         parse_jwks(&url, reply.status, reply.body)
     }
+}
+
+fn jwks_url(base_url: &str) -> String {
+    format!("{base_url}/.well-known/jwks.json")
 }
 
 // The parsing and checking of the service's answers, apart from the HTTP so that it is pure: the

@@ -52,7 +52,7 @@ impl ServiceUrls {
 }
 
 /// How the service clients talk HTTP.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HttpSettings {
     /// Deadline of one HTTP attempt, connect to last byte.
     pub timeout: Duration,

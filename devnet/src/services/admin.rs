@@ -1,5 +1,5 @@
 //! Devnet administration of the deposit services (`docs/protocol.md` §4): crediting deposits,
-//! reading the ledger, setting prices, the chain-backed chains (always on), and the fault
+//! reading the ledger, setting prices, the chain-backed chains, request counters (always on), and the fault
 //! endpoints (sweep faults, JWT forging and expiry; only with fault injection).
 //! `POST /devnet/jwt/rotate` is always on.
 
@@ -34,6 +34,7 @@ pub(crate) fn router() -> Router<Arc<AppState>> {
         .route("/devnet/deposits", post(deposits))
         .route("/devnet/ledger", get(ledger))
         .route("/devnet/chains", get(chains))
+        .route("/devnet/stats", get(stats))
         .route("/devnet/prices", get(prices).put(set_prices))
         .route("/devnet/faults/sweeps", post(sweep_faults))
         .route("/devnet/jwt/rotate", post(rotate))
@@ -254,6 +255,10 @@ async fn ledger(
 
 async fn chains(State(app): State<Arc<AppState>>) -> Response {
     reply(Ok(chains_info(&app.services)))
+}
+
+async fn stats(State(app): State<Arc<AppState>>) -> Response {
+    reply(Ok(json!(app.services.stats.snapshot())))
 }
 
 async fn prices(State(app): State<Arc<AppState>>) -> Response {

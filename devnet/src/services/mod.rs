@@ -6,7 +6,7 @@
 //! wallets), [`account`] (accounts and deposit addresses), [`balances`], [`sweeps`] (quotes
 //! and sends, sweeps and refunds) with [`fees`] (their arithmetic), [`prices`], [`history`]
 //! (transactions), [`receipts`] (incoming transfers by `received` range), [`explorer`] (links),
-//! [`faults`], and the HTTP faces [`routes`] and [`admin`]. Beside them, what funding needs
+//! [`faults`], [`stats`] (request counters), and the HTTP faces [`routes`] and [`admin`]. Beside them, what funding needs
 //! (`docs/funding.md`): the balance API and its proxy ([`wallet_balances`]) and the simulated
 //! onramp ([`onramp`]). With a chains file, the chain-backed chains are read and moved through
 //! [`crate::chain`].
@@ -26,6 +26,7 @@ pub mod prices;
 pub mod receipts;
 pub mod routes;
 pub mod signer;
+pub mod stats;
 pub mod sweeps;
 pub mod wallet_balances;
 
@@ -61,6 +62,8 @@ pub struct Services {
     pub(crate) chains: Option<Arc<Chains>>,
     /// The `X-API-Key` the balance API accepts.
     pub(crate) balance_api_key: String,
+    /// Request counters (`GET /devnet/stats`).
+    pub(crate) stats: stats::ServiceStats,
 }
 
 impl Services {
@@ -80,6 +83,7 @@ impl Services {
             quote_ttl,
             chains: None,
             balance_api_key: crate::config::DEFAULT_BALANCE_API_KEY.to_owned(),
+            stats: stats::ServiceStats::default(),
         })
     }
 
@@ -131,6 +135,16 @@ impl Services {
     /// 500 on database failures.
     pub fn wallet(&self, session: &Session) -> ApiResult<Wallet> {
         signer::wallet(&self.store, &session.sub).map_err(ApiError::internal)
+    }
+
+    /// The wallet address (lower-case) of a session, created on first use. Blocking.
+    ///
+    /// # Errors
+    /// 500 on database failures.
+    pub fn wallet_owner(&self, session: &Session) -> ApiResult<String> {
+        signer::wallet_address(&self.store, &session.sub)
+            .map(|address| address.to_ascii_lowercase())
+            .map_err(ApiError::internal)
     }
 
     /// The wallet of the request's session. Blocking.

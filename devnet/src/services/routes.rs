@@ -158,6 +158,7 @@ async fn balances_endpoint(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    app.services.stats.balance_request();
     with_session(&app, headers, body, |services, wallet, headers, request: BalancesRequest| {
         let mut owners = HashSet::from([owner_of(wallet)]);
         if let Some(batch) = headers.get(BATCH_SESSIONS_HEADER) {
@@ -165,10 +166,12 @@ async fn balances_endpoint(
                 batch.to_str().map_err(|_| ApiError::session("X-Batch-Sessions is not ASCII"))?;
             for jwt in batch.split(',').map(str::trim).filter(|jwt| !jwt.is_empty()) {
                 let session = services.jwt.verify(jwt)?;
-                owners.insert(owner_of(&services.wallet(&session)?));
+                owners.insert(services.wallet_owner(&session)?);
             }
         }
-        balances::balances(services, &owners, &request)
+        let answer = balances::balances(services, &owners, &request)?;
+        services.stats.balance_accounts(request.account_ids.len());
+        Ok(answer)
     })
     .await
 }

@@ -58,6 +58,19 @@ pub fn wallet(store: &Store, sub: &str) -> Result<Wallet> {
     Ok(Wallet { address: Address::from_private_key(&key), key })
 }
 
+/// The address (EIP-55) of the intermediary wallet of `sub`, created on first use: what
+/// [`wallet`] would give, read from the store without deriving the key again (a batch of balance
+/// polls names hundreds of wallets).
+///
+/// # Errors
+/// Database failures.
+pub fn wallet_address(store: &Store, sub: &str) -> Result<String> {
+    match store.signer_wallet(sub)? {
+        Some(stored) => Ok(stored.address),
+        None => Ok(wallet(store, sub)?.checksummed()),
+    }
+}
+
 /// The address `signature` (65 bytes, `v` 0/1/27/28) of EIP-191 `message` recovers to.
 pub fn recover(message: &[u8], signature: &[u8]) -> Option<Address> {
     Signature::from_raw(signature).ok()?.recover_address_from_msg(message).ok()

@@ -1,0 +1,412 @@
+//! Many deposit clients in one process against devnet (issue 7), and event throughput into a C
+//! callback.
+//!
+//! For each client count (default 1, 100, 1000, 10000) the clients are created, initialized
+//! and watching on the shared runtime, against a `depositkit-devnet serve` in **another
+//! process** (so devnet's CPU is not this process's). It reports:
+//! - memory per client: RSS growth from before the clients to all of them watching, / clients;
+//! - CPU per poll round: this process's user+system CPU over several rounds / rounds (and per
+//!   client); a round is every client polled once (devnet's `GET /devnet/stats`);
+//! - balance requests per round (devnet's counter);
+//! - detection latency p50/p99: `POST /devnet/deposits` to a client's deposit address →
+//!   its `detected` event in a host callback; deposits at random moments of the interval;
+//! - threads of the process.
+//!
+//! Then the C callback throughput: events (`onramp:order_processing`, one per
+//! `depositkit_deposit_client_handle_onramp_message`) per second into an `extern "C"` callback
+//! registered with `depositkit_deposit_client_subscribe`, for 1 and 100 clients.
+//!
+//! Run (see `docs/benchmarks.md`, "Scale"):
+//! `cargo build --release -p depositkit-devnet -p depositkit-benches --bin scale && target/release/scale`
+//! Options: `--clients 1,100,1000,10000`, `--interval-ms 1000` (the polling interval; below
+//! 2000 ms it needs `min_polling_interval_ms`, a devnet/test knob), `--samples 60`,
+//! `--rounds 5`, `--events 200000`, `--devnet PATH` (default: next to this binary),
+//! `--quick` (tiny sizes: what `cargo test` would run).
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use depositkit_core::deposit::{
+    DepositClient, DepositClientConfig, DepositEvent, DepositPhase, DestinationConfig, dispatch,
+};
+use serde_json::{Value, json};
+
+struct Options {
+    clients: Vec<usize>,
+    interval_ms: u64,
+    samples: usize,
+    rounds: u64,
+    events: u64,
+    devnet: PathBuf,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        clients: vec![1, 100, 1000, 10000],
+        interval_ms: 1000,
+        samples: 60,
+        rounds: 5,
+        events: 200_000,
+        devnet: std::env::current_exe().unwrap().with_file_name("depositkit-devnet"),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
+        match arg.as_str() {
+            "--clients" => {
+                o.clients = value().split(',').map(|n| n.trim().parse().unwrap()).collect()
+            }
+            "--interval-ms" => o.interval_ms = value().parse().unwrap(),
+            "--samples" => o.samples = value().parse().unwrap(),
+            "--rounds" => o.rounds = value().parse().unwrap(),
+            "--events" => o.events = value().parse().unwrap(),
+            "--devnet" => o.devnet = value().into(),
+            "--quick" => {
+                o.clients = vec![1, 20];
+                o.interval_ms = 200;
+                o.samples = 5;
+                o.rounds = 2;
+                o.events = 2000;
+            }
+            // `cargo test --benches` style flags.
+            "--bench" | "--test" | "--nocapture" => {}
+            other => panic!("unknown option {other}"),
+        }
+    }
+    o
+}
+
+/// `depositkit-devnet serve` in a child process on a fresh database.
+struct Devnet {
+    child: Child,
+    services: String,
+    dir: PathBuf,
+}
+
+impl Devnet {
+    fn start(bin: &PathBuf) -> Devnet {
+        let dir = std::env::temp_dir().join(format!("depositkit-scale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut child = Command::new(bin)
+            .arg("--db")
+            .arg(dir.join("devnet.sqlite"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e} (build it first)", bin.display()));
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().unwrap().unwrap();
+        let urls: Value = serde_json::from_str(&first).unwrap();
+        // Drain the rest so devnet never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Devnet { child, services: urls["servicesUrl"].as_str().unwrap().to_owned(), dir }
+    }
+
+    fn stats(&self) -> (u64, u64) {
+        let v: Value = ureq::get(format!("{}/devnet/stats", self.services))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_json()
+            .unwrap();
+        (v["balanceRequests"].as_u64().unwrap(), v["balanceAccounts"].as_u64().unwrap())
+    }
+
+    fn deposit(&self, address: &str) {
+        let body =
+            json!({"address": address, "chainId": 8453, "token": "USDC", "rawAmount": "5000000"});
+        ureq::post(format!("{}/devnet/deposits", self.services)).send_json(&body).unwrap();
+    }
+}
+
+impl Drop for Devnet {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn proc_status(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line[field.len()..].trim().trim_end_matches(" kB").trim().parse().unwrap()
+}
+
+/// This process's user + system CPU time.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn owner(i: usize) -> String {
+    format!("0x{:040x}", 0x0005_ca1e_0000_0000_u64 ^ (std::process::id() as u64) << 24 ^ i as u64)
+}
+
+/// Deposits waiting for their `detected` event, by client, and the latencies measured.
+#[derive(Default)]
+struct Latencies {
+    state: Mutex<(HashMap<usize, Instant>, Vec<Duration>)>,
+    done: Condvar,
+}
+
+impl Latencies {
+    fn detected(&self, client: usize) {
+        let mut state = self.state.lock().unwrap();
+        if let Some(start) = state.0.remove(&client) {
+            state.1.push(start.elapsed());
+            self.done.notify_all();
+        }
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// Waits until devnet answered `rounds` more rounds for `n` clients (polling its counters).
+fn wait_rounds(devnet: &Devnet, n: usize, rounds: u64) {
+    let (_, a0) = devnet.stats();
+    while devnet.stats().1 < a0 + rounds * n as u64 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn scale_run(o: &Options, devnet: &Devnet, n: usize) {
+    let latencies = Arc::new(Latencies::default());
+    let rss0 = proc_status("VmRSS:");
+    let started = Instant::now();
+    let workers = 16.min(n);
+    let clients: Vec<(DepositClient, String)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let latencies = Arc::clone(&latencies);
+                scope.spawn(move || {
+                    (w..n)
+                        .step_by(workers)
+                        .map(|i| {
+                            let mut config = DepositClientConfig::new(
+                                owner(i + n * 100_000),
+                                DestinationConfig::chain(42161),
+                            )
+                            .with_services_url(&devnet.services);
+                            config.min_polling_interval_ms = o.interval_ms.min(2000);
+                            config.polling_interval_ms = o.interval_ms;
+                            config.auto_sweep = false;
+                            let client = DepositClient::new(config).unwrap();
+                            let board = Arc::clone(&latencies);
+                            client.subscribe(Box::new(move |event: &DepositEvent| {
+                                if event
+                                    .lifecycle()
+                                    .is_some_and(|e| e.phase == DepositPhase::Detected)
+                                {
+                                    board.detected(i);
+                                }
+                            }));
+                            let evm = client.initialize().unwrap().evm;
+                            client.start_watching().unwrap();
+                            (i, client, evm)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<_> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        all.sort_unstable_by_key(|(i, _, _)| *i);
+        all.into_iter().map(|(_, client, evm)| (client, evm)).collect()
+    });
+    let init = started.elapsed();
+    wait_rounds(devnet, n, 1); // every client past its first poll
+    let rss1 = proc_status("VmRSS:");
+    let threads = proc_status("Threads:");
+
+    // CPU over a fixed time (no polling of devnet meanwhile), divided by the rounds devnet saw.
+    let (r0, a0) = devnet.stats();
+    let cpu0 = cpu_time();
+    std::thread::sleep(Duration::from_millis(o.interval_ms * o.rounds));
+    let cpu = cpu_time() - cpu0;
+    let (r1, a1) = devnet.stats();
+    let (requests, done) = (r1 - r0, (a1 - a0) as f64 / n as f64);
+    let per_round = cpu.div_f64(done.max(1e-9));
+
+    // Detection latency: waves of deposits to distinct clients at random moments.
+    let wave = n.min(20);
+    let mut rng = 0x9E37_79B9_7F4A_7C15_u64 ^ n as u64;
+    let mut next = |bound: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % bound.max(1)
+    };
+    let mut taken = 0;
+    while taken < o.samples {
+        std::thread::sleep(Duration::from_millis(next(o.interval_ms)));
+        let k = wave.min(o.samples - taken);
+        let picks: Vec<usize> = (0..k).map(|j| (next(n as u64) as usize + j * 7919) % n).collect();
+        let mut picks = picks;
+        picks.sort_unstable();
+        picks.dedup();
+        for &i in &picks {
+            latencies.state.lock().unwrap().0.insert(i, Instant::now());
+            devnet.deposit(&clients[i].1);
+        }
+        let mut state = latencies.state.lock().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !state.0.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "deposits not detected within 60 s");
+            state = latencies.done.wait_timeout(state, left).unwrap().0;
+        }
+        taken += picks.len();
+    }
+    let mut samples = latencies.state.lock().unwrap().1.clone();
+    samples.sort_unstable();
+
+    let closing = Instant::now();
+    std::thread::scope(|scope| {
+        let mut chunks: Vec<Vec<(DepositClient, String)>> = (0..4).map(|_| Vec::new()).collect();
+        for (i, c) in clients.into_iter().enumerate() {
+            chunks[i % 4].push(c);
+        }
+        for chunk in chunks {
+            scope.spawn(move || drop(chunk));
+        }
+    });
+    println!(
+        "| {n} | {:.1} KiB | {} ({:.1} µs/client) | {:.1} | {} / {} | {threads} | {:.1} s | {:.2} s |",
+        (rss1.saturating_sub(rss0)) as f64 / n as f64,
+        ms(per_round),
+        per_round.as_secs_f64() * 1e6 / n as f64,
+        requests as f64 / done,
+        ms(percentile(&samples, 0.5)),
+        ms(percentile(&samples, 0.99)),
+        init.as_secs_f64(),
+        closing.elapsed().as_secs_f64(),
+    );
+}
+
+unsafe extern "C" fn count_event(
+    user_data: *mut c_void,
+    _json: *const c_char,
+    _len: usize,
+) -> c_int {
+    // SAFETY: user_data is the AtomicU64 the benchmark keeps alive until the clients are freed.
+    let counter = unsafe { &*(user_data as *const AtomicU64) };
+    counter.fetch_add(1, Ordering::Relaxed);
+    0
+}
+
+/// Events per second into a C callback: `events` onramp messages spread over `n` clients.
+fn c_throughput(events: u64, n: usize) -> f64 {
+    use depositkit::deposit::{
+        depositkit_deposit_client, depositkit_deposit_client_free, depositkit_deposit_client_new,
+        depositkit_deposit_client_subscribe,
+    };
+    use depositkit::onramp::depositkit_deposit_client_handle_onramp_message;
+    let counter = Box::leak(Box::new(AtomicU64::new(0)));
+    let config = CString::new(
+        json!({
+            "ownerAddress": "0x52908400098527886E0F7030069857D2E4169EE7",
+            "destination": {"chainId": 8453},
+            "servicesUrl": "http://127.0.0.1:9",
+            "onramp": {"enabled": true}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let clients: Vec<usize> = (0..n)
+        .map(|_| {
+            let mut client: *const depositkit_deposit_client = std::ptr::null();
+            let mut sub = 0u64;
+            // SAFETY: valid arguments; the handle is freed below.
+            unsafe {
+                assert_eq!(depositkit_deposit_client_new(config.as_ptr(), &mut client) as i32, 0);
+                let status = depositkit_deposit_client_subscribe(
+                    client,
+                    Some(count_event),
+                    counter as *const AtomicU64 as *mut c_void,
+                    None,
+                    &mut sub,
+                );
+                assert_eq!(status as i32, 0);
+            }
+            client as usize
+        })
+        .collect();
+    let message =
+        CString::new(r#"{"event": "order_processing", "data": {"status": "processing"}}"#).unwrap();
+    let per_client = events / n as u64;
+    let total = per_client * n as u64;
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for part in clients.chunks(n.div_ceil(2)) {
+            let message = &message;
+            scope.spawn(move || {
+                for _ in 0..per_client {
+                    for &client in part {
+                        let mut delivered = false;
+                        // SAFETY: a live handle, a NUL-terminated message.
+                        let status = unsafe {
+                            depositkit_deposit_client_handle_onramp_message(
+                                client as *const depositkit_deposit_client,
+                                message.as_ptr(),
+                                &mut delivered,
+                            )
+                        };
+                        assert!(status as i32 == 0 && delivered);
+                    }
+                }
+            });
+        }
+    });
+    while counter.load(Ordering::Relaxed) < total {
+        std::thread::yield_now();
+    }
+    let rate = total as f64 / started.elapsed().as_secs_f64();
+    for client in clients {
+        // SAFETY: a live handle, freed once.
+        unsafe { depositkit_deposit_client_free(client as *const depositkit_deposit_client) };
+    }
+    rate
+}
+
+fn main() {
+    let o = options();
+    println!(
+        "machine: {} CPUs; polling interval {} ms (min_polling_interval_ms lowered: a devnet/test knob); auto-sweep off",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        o.interval_ms
+    );
+    let devnet = Devnet::start(&o.devnet);
+    println!("devnet (another process): {}", devnet.services);
+    println!(
+        "| clients | memory / client | CPU / poll round | requests / round | detection p50 / p99 | threads | init | close |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for &n in &o.clients {
+        scale_run(&o, &devnet, n);
+    }
+    println!("delivery threads now: {}", dispatch::delivery_threads());
+    for n in [1, 100] {
+        let rate = c_throughput(o.events, n);
+        println!("C callback: {} events over {n} client(s): {:.0} events/s", o.events, rate);
+    }
+}
