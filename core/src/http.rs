@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::io::ErrorKind as IoKind;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use ureq::config::Config;
@@ -71,7 +71,7 @@ enum Retryable {
 /// A pooled, thread-safe HTTP client for JSON POSTs to one service.
 #[derive(Debug, Clone)]
 pub(crate) struct JsonPoster {
-    agent: ureq::Agent,
+    agent: Arc<ureq::Agent>,
     retry: RetryPolicy,
 }
 
@@ -82,39 +82,38 @@ const MAX_IDLE_PER_HOST: usize = 64;
 const MAX_IDLE: usize = 256;
 
 /// The process's agents, by timeout and `User-Agent`: every client with the same settings
-/// shares one connection pool, so many clients do not keep a pool (and sockets) each. Keyed by
-/// process id too: a forked child must not reuse the parent's pooled connections.
-type Agents = HashMap<(Duration, String), ureq::Agent>;
+/// shares one connection pool, so many clients do not keep a pool (and sockets) each. Held
+/// weakly: an agent and its idle connections go with the last client using it (a process that
+/// makes clients of ever new services, like a test, does not keep a pool per dead host). Keyed
+/// by process id too: a forked child must not reuse the parent's pooled connections (the
+/// parent's agents are held by the inherited clients, which a child never uses).
+type Agents = HashMap<(Duration, String), Weak<ureq::Agent>>;
 static AGENTS: Mutex<Option<(u32, Agents)>> = Mutex::new(None);
 
-fn shared_agent(timeout: Duration, user_agent: &str) -> ureq::Agent {
+fn shared_agent(timeout: Duration, user_agent: &str) -> Arc<ureq::Agent> {
     let mut agents = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
     let pid = std::process::id();
     if agents.as_ref().is_none_or(|(owner, _)| *owner != pid) {
-        // In a forked child: leak the parent's agents rather than close its sockets here.
-        if let Some(inherited) = agents.take() {
-            std::mem::forget(inherited);
-        }
         *agents = Some((pid, HashMap::new()));
     }
     let (_, agents) = agents.as_mut().expect("just set");
-    agents
-        .entry((timeout, user_agent.to_owned()))
-        .or_insert_with(|| {
-            let config = ureq::Agent::config_builder()
-                .timeout_global(Some(timeout))
-                .http_status_as_error(false)
-                .user_agent(user_agent)
-                .max_idle_connections(MAX_IDLE)
-                .max_idle_connections_per_host(MAX_IDLE_PER_HOST)
-                .build();
-            ureq::Agent::with_parts(
-                config,
-                DefaultConnector::new(),
-                LiteralFirstResolver::default(),
-            )
-        })
-        .clone()
+    agents.retain(|_, agent| agent.strong_count() > 0);
+    let key = (timeout, user_agent.to_owned());
+    if let Some(agent) = agents.get(&key).and_then(Weak::upgrade) {
+        return agent;
+    }
+    let agent = Arc::new({
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .user_agent(user_agent)
+            .max_idle_connections(MAX_IDLE)
+            .max_idle_connections_per_host(MAX_IDLE_PER_HOST)
+            .build();
+        ureq::Agent::with_parts(config, DefaultConnector::new(), LiteralFirstResolver::default())
+    });
+    agents.insert(key, Arc::downgrade(&agent));
+    agent
 }
 
 impl JsonPoster {

@@ -314,26 +314,28 @@ unsafe extern "C" fn count_event(
     0
 }
 
-/// Events per second into a C callback: `events` onramp messages spread over `n` clients.
-fn c_throughput(events: u64, n: usize) -> f64 {
+/// Events per second into a C callback: `events` onramp messages spread over `n` clients; with
+/// `store`, every client keeps its event log in that SQLite file (`storePath`: each event is
+/// a committed row before it reaches the callback).
+fn c_throughput(events: u64, n: usize, store: Option<&std::path::Path>) -> f64 {
     use depositkit::deposit::{
         depositkit_deposit_client, depositkit_deposit_client_free, depositkit_deposit_client_new,
         depositkit_deposit_client_subscribe,
     };
     use depositkit::onramp::depositkit_deposit_client_handle_onramp_message;
     let counter = Box::leak(Box::new(AtomicU64::new(0)));
-    let config = CString::new(
-        json!({
-            "ownerAddress": "0x52908400098527886E0F7030069857D2E4169EE7",
-            "destination": {"chainId": 8453},
-            "servicesUrl": "http://127.0.0.1:9",
-            "onramp": {"enabled": true}
-        })
-        .to_string(),
-    )
-    .unwrap();
     let clients: Vec<usize> = (0..n)
-        .map(|_| {
+        .map(|i| {
+            let mut config = json!({
+                "ownerAddress": owner(i),
+                "destination": {"chainId": 8453},
+                "servicesUrl": "http://127.0.0.1:9",
+                "onramp": {"enabled": true}
+            });
+            if let Some(store) = store {
+                config["storePath"] = json!(store.display().to_string());
+            }
+            let config = CString::new(config.to_string()).unwrap();
             let mut client: *const depositkit_deposit_client = std::ptr::null();
             let mut sub = 0u64;
             // SAFETY: valid arguments; the handle is freed below.
@@ -406,7 +408,18 @@ fn main() {
     }
     println!("delivery threads now: {}", dispatch::delivery_threads());
     for n in [1, 100] {
-        let rate = c_throughput(o.events, n);
+        let rate = c_throughput(o.events, n, None);
         println!("C callback: {} events over {n} client(s): {:.0} events/s", o.events, rate);
     }
+    let dir = std::env::temp_dir().join(format!("depositkit-scale-store-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in [1, 100] {
+        let store = dir.join(format!("events-{n}.sqlite"));
+        let rate = c_throughput(o.events, n, Some(&store));
+        println!(
+            "C callback, storePath (one SQLite file): {} events over {n} client(s): {:.0} events/s",
+            o.events, rate
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

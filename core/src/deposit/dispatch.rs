@@ -412,14 +412,15 @@ mod tests {
 
     #[test]
     fn a_hub_stopped_from_its_own_callback_does_not_wait_and_delivers_the_rest_after() {
-        use crate::deposit::events::{DepositEvent, Dispatcher, EventHub};
+        use crate::deposit::events::{DepositEvent, Dispatcher, EventHub, RecordedEvent};
         use crate::deposit::status::ClientStatus;
 
         let (hub, dispatcher) = EventHub::start(16).unwrap();
         let dispatcher = Arc::new(Mutex::new(Some(dispatcher)));
         let (tx, rx) = mpsc::channel();
         let (slot, weak) = (Arc::clone(&dispatcher), Arc::downgrade(&hub));
-        hub.subscribe(Arc::new(move |event: &DepositEvent| {
+        hub.subscribe(Arc::new(move |recorded: &RecordedEvent| {
+            let event = &recorded.event;
             if *event == DepositEvent::StatusChanged(ClientStatus::Ready) {
                 let hub = weak.upgrade().unwrap();
                 let mut stopping: Dispatcher = slot.lock().unwrap().take().unwrap();
@@ -439,11 +440,11 @@ mod tests {
         assert_eq!(second, format!("{:?}", DepositEvent::StatusChanged(ClientStatus::Watching)));
         // The pull queue has both, in order.
         assert_eq!(
-            hub.next_event(Duration::ZERO),
+            hub.next_event(Duration::ZERO).map(|r| r.event),
             Some(DepositEvent::StatusChanged(ClientStatus::Ready))
         );
         assert_eq!(
-            hub.next_event(Duration::ZERO),
+            hub.next_event(Duration::ZERO).map(|r| r.event),
             Some(DepositEvent::StatusChanged(ClientStatus::Watching))
         );
     }

@@ -21,7 +21,7 @@
 //! runtime): new ones are made.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, oneshot};
@@ -136,8 +136,9 @@ pub(crate) struct BalancePoller {
     in_flight: Semaphore,
 }
 
-/// The pollers of this process, by what must match (replaced in a forked child).
-type Pollers = HashMap<BatchKey, Arc<BalancePoller>>;
+/// The pollers of this process, by what must match (replaced in a forked child). Held weakly:
+/// a poller (with its HTTP agent and idle connections) goes with the last client using it.
+type Pollers = HashMap<BatchKey, Weak<BalancePoller>>;
 static POLLERS: Mutex<Option<(u32, Pollers)>> = Mutex::new(None);
 
 impl BalancePoller {
@@ -158,15 +159,17 @@ impl BalancePoller {
             *pollers = Some((pid, HashMap::new()));
         }
         let (_, map) = pollers.as_mut().expect("just set");
-        // Pollers no client uses any more are dropped here, so the map does not only grow.
-        map.retain(|_, poller| Arc::strong_count(poller) > 1);
-        Arc::clone(map.entry(key).or_insert_with(|| {
-            Arc::new(BalancePoller {
-                account: AccountClient::new(account_url, http, ua_project_id),
-                pending: Mutex::new(Pending::default()),
-                in_flight: Semaphore::new(MAX_CONCURRENT_BATCHES),
-            })
-        }))
+        map.retain(|_, poller| poller.strong_count() > 0);
+        if let Some(poller) = map.get(&key).and_then(Weak::upgrade) {
+            return poller;
+        }
+        let poller = Arc::new(BalancePoller {
+            account: AccountClient::new(account_url, http, ua_project_id),
+            pending: Mutex::new(Pending::default()),
+            in_flight: Semaphore::new(MAX_CONCURRENT_BATCHES),
+        });
+        map.insert(key, Arc::downgrade(&poller));
+        poller
     }
 
     /// The lines of `account_id`, read with the session `jwt` in a batch. Must run on the

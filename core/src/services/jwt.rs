@@ -94,7 +94,7 @@ struct JwksCache {
 
 /// The process's JWKS caches by JWKS URL. Keyed by process id too: in a forked child a lock of
 /// the parent's caches may be held by a task that does not exist there.
-type JwksCaches = HashMap<String, Arc<JwksCache>>;
+type JwksCaches = HashMap<String, std::sync::Weak<JwksCache>>;
 static JWKS_CACHES: Mutex<Option<(u32, JwksCaches)>> = Mutex::new(None);
 
 impl JwksCache {
@@ -102,20 +102,22 @@ impl JwksCache {
         let mut caches = JWKS_CACHES.lock().unwrap_or_else(|e| e.into_inner());
         let pid = std::process::id();
         if caches.as_ref().is_none_or(|(owner, _)| *owner != pid) {
-            if let Some(inherited) = caches.take() {
-                std::mem::forget(inherited);
-            }
+            // In a forked child the parent's caches (held by the inherited clients) are not
+            // used: their locks may be held by tasks that do not exist here.
             *caches = Some((pid, HashMap::new()));
         }
         let (_, caches) = caches.as_mut().expect("just set");
-        // Caches no client uses any more are dropped, so the map does not only grow.
-        caches.retain(|_, cache| Arc::strong_count(cache) > 1);
-        Arc::clone(caches.entry(url.to_owned()).or_insert_with(|| {
-            Arc::new(JwksCache {
-                cached: tokio::sync::Mutex::new(None),
-                generation: AtomicU64::new(0),
-            })
-        }))
+        // Held weakly: a cache goes with the last client using it.
+        caches.retain(|_, cache| cache.strong_count() > 0);
+        if let Some(cache) = caches.get(url).and_then(std::sync::Weak::upgrade) {
+            return cache;
+        }
+        let cache = Arc::new(JwksCache {
+            cached: tokio::sync::Mutex::new(None),
+            generation: AtomicU64::new(0),
+        });
+        caches.insert(url.to_owned(), Arc::downgrade(&cache));
+        cache
     }
 }
 
