@@ -1474,7 +1474,8 @@ impl DepositClient {
     }
 
     /// Calls `callback` with every record after each change of the notification records, on
-    /// the client's event thread. Remove it with [`unsubscribe`](DepositClient::unsubscribe).
+    /// the client's delivery lane (a depositkit thread; one call at a time, in order). Remove
+    /// it with [`unsubscribe`](DepositClient::unsubscribe).
     ///
     /// # Errors
     /// [`ErrorKind::Configuration`] when `notifications` is not configured.
@@ -1493,7 +1494,8 @@ impl DepositClient {
         self.inner.config.notifications.clone()
     }
 
-    /// Calls `callback` for every event from now on, on the client's event thread.
+    /// Calls `callback` for every event from now on, on the client's delivery lane (a
+    /// depositkit thread of the process-wide pool; one call at a time, in order).
     pub fn subscribe(&self, callback: EventCallback) -> SubscriptionId {
         self.inner
             .hub
@@ -1579,7 +1581,7 @@ impl DepositClient {
     }
 
     /// Stops the watcher and the sweeper (a sweep under way is abandoned: its money is either
-    /// delivered or still in the account, and a new client finds it), lets the event thread
+    /// delivered or still in the account, and a new client finds it), lets the delivery lane
     /// deliver what is queued for at most 5 s, and drops every callback. Idempotent; the status
     /// becomes `idle` and every later call fails.
     pub fn close(&self) -> Result<()> {
