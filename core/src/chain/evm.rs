@@ -264,21 +264,21 @@ pub fn quantity_u256(method: &str, value: &Value) -> Result<U256> {
     U256::from_str_radix(digits, 16).map_err(|_| malformed(method, "a hex quantity", value))
 }
 
-fn hex_bytes(method: &str, value: &Value) -> Result<Vec<u8>> {
+pub(crate) fn hex_bytes(method: &str, value: &Value) -> Result<Vec<u8>> {
     value
         .as_str()
         .and_then(|t| alloy_primitives::hex::decode(t).ok())
         .ok_or_else(|| malformed(method, "hex data", value))
 }
 
-fn parse_b256(method: &str, value: &Value) -> Result<B256> {
+pub(crate) fn parse_b256(method: &str, value: &Value) -> Result<B256> {
     value
         .as_str()
         .and_then(|t| t.parse::<B256>().ok())
         .ok_or_else(|| malformed(method, "a 32-byte hash", value))
 }
 
-fn parse_address(method: &str, value: &Value) -> Result<Address> {
+pub(crate) fn parse_address(method: &str, value: &Value) -> Result<Address> {
     value
         .as_str()
         .and_then(|t| t.parse::<Address>().ok())
@@ -302,7 +302,7 @@ fn field<'a>(method: &str, object: &'a Value, name: &str) -> Result<&'a Value> {
     })
 }
 
-fn parse_receipt(method: &str, value: &Value) -> Result<Receipt> {
+pub(crate) fn parse_receipt(method: &str, value: &Value) -> Result<Receipt> {
     // Pre-Byzantium receipts have a `root` instead of a `status`; every chain depositkit
     // supports has `status`.
     let status = quantity_u64(method, field(method, value, "status")?)? == 1;
@@ -326,7 +326,7 @@ fn parse_receipt(method: &str, value: &Value) -> Result<Receipt> {
     })
 }
 
-fn parse_log(method: &str, value: &Value) -> Result<Log> {
+pub(crate) fn parse_log(method: &str, value: &Value) -> Result<Log> {
     let topics = field(method, value, "topics")?
         .as_array()
         .ok_or_else(|| malformed(method, "an array of topics", value))?

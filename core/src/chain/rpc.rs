@@ -85,7 +85,7 @@ impl JsonRpcClient {
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
     }
 
-    fn answer(&self, method: &str, reply: Reply) -> Result<Value> {
+    pub(crate) fn answer(&self, method: &str, reply: Reply) -> Result<Value> {
         let parsed: Option<Value> = serde_json::from_str(&reply.body).ok();
         if let Some(Value::Object(mut object)) = parsed {
             if let Some(error) = object.get("error").filter(|e| !e.is_null()) {

@@ -294,18 +294,18 @@ impl SolanaRpc {
 }
 
 /// The `value` of an RPC response with context (`{"context": …, "value": …}`).
-fn context_value<'a>(method: &str, answer: &'a Value) -> Result<&'a Value> {
+pub(crate) fn context_value<'a>(method: &str, answer: &'a Value) -> Result<&'a Value> {
     answer.get("value").ok_or_else(|| malformed(method, "{\"context\", \"value\"}", answer))
 }
 
-fn parse_signature(method: &str, value: &Value) -> Result<Signature> {
+pub(crate) fn parse_signature(method: &str, value: &Value) -> Result<Signature> {
     value
         .as_str()
         .and_then(|t| t.parse::<Signature>().ok())
         .ok_or_else(|| malformed(method, "a signature", value))
 }
 
-fn parse_token_account(method: &str, item: &Value) -> Result<TokenAccount> {
+pub(crate) fn parse_token_account(method: &str, item: &Value) -> Result<TokenAccount> {
     let bad = || malformed(method, "a jsonParsed token account", item);
     let key = |v: Option<&Value>| -> Result<Pubkey> {
         v.and_then(Value::as_str).and_then(|t| t.parse::<Pubkey>().ok()).ok_or_else(bad)
