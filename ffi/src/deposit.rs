@@ -462,8 +462,8 @@ fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 /// - `minPollingIntervalMs` (default 2000): **a knob for tests and devnet only**, it may only
 ///   lower the smallest `pollingIntervalMs` accepted, so that tests poll every few milliseconds.
 ///
-/// Nothing is sent: the configuration is checked and the client's event thread started; the
-/// first network call is `depositkit_deposit_client_initialize`.
+/// Nothing is sent: the configuration is checked, the store (`storePath`) opened and the client's
+/// delivery lane set up; the first network call is `depositkit_deposit_client_initialize`.
 ///
 /// On success `*out_client` is a new handle owned by the caller: release it with
 /// `depositkit_deposit_client_free`. On failure `*out_client` is not written.

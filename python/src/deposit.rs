@@ -971,7 +971,8 @@ impl PyDepositClient {
             }));
             callbacks.push((None, slot));
         }
-        // Starting the client starts its event thread (and the runtime on first use).
+        // Starting the client opens its store and its delivery lane (and the runtime and the
+        // delivery pool on first use).
         let client =
             py.detach(move || DepositClient::new(config)).map_err(|e| client_err(py, e))?;
         let shared =

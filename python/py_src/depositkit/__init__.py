@@ -220,6 +220,6 @@ DepositEvent = _Union[
 ``"onramp:<name>"`` such as ``"onramp:order_created"``, ``"onramp:complete"``) or
 ``isinstance``."""
 
-# Stop every client's event thread (and every in-process devnet) before the interpreter
-# finalizes: afterwards no thread may call into Python.
+# Close every client (its delivery lane, watcher and store) and every in-process devnet before
+# the interpreter finalizes: afterwards no thread may call into Python.
 _atexit.register(_native._close_all)

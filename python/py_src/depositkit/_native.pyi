@@ -1748,8 +1748,9 @@ class DepositClient:
     ``ErrorEvent``, ``RefundEvent``, ``RecoveryEvent``, ``OnrampEvent`` or
     ``OnrampCompleteEvent``); the queue holds ``event_queue_capacity`` events and drops the oldest when full
     (``dropped_events``). *Callbacks*: ``on_deposit_event=`` (lifecycle events only) and
-    ``subscribe()`` (every event) are called in subscription order on the library's event thread
-    (``depositkit-events``), which takes the GIL for each call. A callback may call back into the
+    ``subscribe()`` (every event) are called in subscription order on a library thread
+    (``depositkit-events``, of a small pool shared by every client; one client's callbacks run on
+    one thread, one at a time, in order), which takes the GIL for each call. A callback may call back into the
     client (``status``, ``pending_deposits()``, even ``sweep()``). An exception raised by a
     callback is reported through ``sys.unraisablehook`` (with the callback as its object) and
     never stops delivery: later events still reach every callback. Slow callbacks delay later
