@@ -2,10 +2,9 @@
 //! `User-Agent`), bounded retries with exponential backoff and full jitter, `Retry-After`, and
 //! error messages that never carry credentials.
 
-use std::collections::HashMap;
 use std::io::ErrorKind as IoKind;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ureq::config::Config;
@@ -14,6 +13,7 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::registry::WeakRegistry;
 
 /// The largest response body read; a bigger one is a protocol error, not an allocation.
 const MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
@@ -82,27 +82,13 @@ const MAX_IDLE_PER_HOST: usize = 64;
 const MAX_IDLE: usize = 256;
 
 /// The process's agents, by timeout and `User-Agent`: every client with the same settings
-/// shares one connection pool, so many clients do not keep a pool (and sockets) each. Held
-/// weakly: an agent and its idle connections go with the last client using it (a process that
-/// makes clients of ever new services, like a test, does not keep a pool per dead host). Keyed
-/// by process id too: a forked child must not reuse the parent's pooled connections (the
-/// parent's agents are held by the inherited clients, which a child never uses).
-type Agents = HashMap<(Duration, String), Weak<ureq::Agent>>;
-static AGENTS: Mutex<Option<(u32, Agents)>> = Mutex::new(None);
+/// shares one connection pool, so many clients do not keep a pool (and sockets) each. Weakly
+/// held and per process ([`WeakRegistry`]): an agent and its idle connections go with the last
+/// client using it, and a forked child does not reuse the parent's pooled connections.
+static AGENTS: WeakRegistry<(Duration, String), ureq::Agent> = WeakRegistry::new();
 
 fn shared_agent(timeout: Duration, user_agent: &str) -> Arc<ureq::Agent> {
-    let mut agents = AGENTS.lock().unwrap_or_else(|e| e.into_inner());
-    let pid = std::process::id();
-    if agents.as_ref().is_none_or(|(owner, _)| *owner != pid) {
-        *agents = Some((pid, HashMap::new()));
-    }
-    let (_, agents) = agents.as_mut().expect("just set");
-    agents.retain(|_, agent| agent.strong_count() > 0);
-    let key = (timeout, user_agent.to_owned());
-    if let Some(agent) = agents.get(&key).and_then(Weak::upgrade) {
-        return agent;
-    }
-    let agent = Arc::new({
+    AGENTS.get_or_insert((timeout, user_agent.to_owned()), || {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
@@ -111,9 +97,7 @@ fn shared_agent(timeout: Duration, user_agent: &str) -> Arc<ureq::Agent> {
             .max_idle_connections_per_host(MAX_IDLE_PER_HOST)
             .build();
         ureq::Agent::with_parts(config, DefaultConnector::new(), LiteralFirstResolver::default())
-    });
-    agents.insert(key, Arc::downgrade(&agent));
-    agent
+    })
 }
 
 impl JsonPoster {

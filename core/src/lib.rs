@@ -18,6 +18,7 @@ pub mod error;
 pub mod funding;
 pub mod http;
 pub mod onramp;
+pub(crate) mod registry;
 pub mod runtime;
 pub mod services;
 pub mod tokens;

@@ -21,12 +21,13 @@
 //! runtime): new ones are made.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, oneshot};
 
 use crate::error::{Error, ErrorKind};
+use crate::registry::WeakRegistry;
 use crate::services::{AccountClient, BalanceLine, CallError, HttpSettings};
 
 /// Most account ids in one request (the protocol's limit).
@@ -136,10 +137,9 @@ pub(crate) struct BalancePoller {
     in_flight: Semaphore,
 }
 
-/// The pollers of this process, by what must match (replaced in a forked child). Held weakly:
-/// a poller (with its HTTP agent and idle connections) goes with the last client using it.
-type Pollers = HashMap<BatchKey, Weak<BalancePoller>>;
-static POLLERS: Mutex<Option<(u32, Pollers)>> = Mutex::new(None);
+/// The pollers of this process, by what must match (weakly held: a poller, with its HTTP agent
+/// and idle connections, goes with the last client using it).
+static POLLERS: WeakRegistry<BatchKey, BalancePoller> = WeakRegistry::new();
 
 impl BalancePoller {
     /// The process's poller for the account service at `account_url` with these settings.
@@ -153,23 +153,11 @@ impl BalancePoller {
             ua_project_id: ua_project_id.map(str::to_owned),
             http: http.clone(),
         };
-        let pid = std::process::id();
-        let mut pollers = lock(&POLLERS);
-        if pollers.as_ref().is_none_or(|(owner, _)| *owner != pid) {
-            *pollers = Some((pid, HashMap::new()));
-        }
-        let (_, map) = pollers.as_mut().expect("just set");
-        map.retain(|_, poller| poller.strong_count() > 0);
-        if let Some(poller) = map.get(&key).and_then(Weak::upgrade) {
-            return poller;
-        }
-        let poller = Arc::new(BalancePoller {
+        POLLERS.get_or_insert(key, || BalancePoller {
             account: AccountClient::new(account_url, http, ua_project_id),
             pending: Mutex::new(Pending::default()),
             in_flight: Semaphore::new(MAX_CONCURRENT_BATCHES),
-        });
-        map.insert(key, Arc::downgrade(&poller));
-        poller
+        })
     }
 
     /// The lines of `account_id`, read with the session `jwt` in a batch. Must run on the

@@ -25,9 +25,9 @@
 //! Across processes the file is locked (`locking_mode=EXCLUSIVE`): a second process gets a
 //! `Configuration` error naming the file instead of two clients sweeping one account.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,7 @@ use super::sweeper::SentQuote;
 use super::watcher::DetectorSnapshot;
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
+use crate::registry::WeakRegistry;
 use crate::services::{Quote, QuoteFees, QuotePurpose};
 use crate::tokens::TokenType;
 use crate::units::{U256, parse_raw_amount};
@@ -162,8 +163,9 @@ struct SharedDb {
     owners: Mutex<HashSet<String>>,
 }
 
-static OPEN_FILES: LazyLock<Mutex<HashMap<PathBuf, Weak<SharedDb>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+/// The files open in this process, by canonical path (weakly held: a file closes with the last
+/// client using it).
+static OPEN_FILES: WeakRegistry<PathBuf, SharedDb> = WeakRegistry::new();
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
@@ -514,14 +516,14 @@ impl Drop for DepositStore {
 
 /// The open file at `path`, shared within the process.
 fn shared_db(path: &Path) -> Result<Arc<SharedDb>> {
-    let mut files = lock(&OPEN_FILES);
-    files.retain(|_, db| db.strong_count() > 0);
     // The same file under two spellings is still one file: key by the canonical path when it
     // exists.
     let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if let Some(db) = files.get(&key).and_then(Weak::upgrade) {
-        return Ok(db);
-    }
+    OPEN_FILES.get_or_try_insert(key, || open_db(path))
+}
+
+/// Opens (or creates) the store at `path` and checks its schema.
+fn open_db(path: &Path) -> Result<SharedDb> {
     let shown = quote(&path.display().to_string());
     let conn = Connection::open(path).map_err(|e| {
         Error::configuration(format!("storePath {shown} cannot be opened or created: {e}"))
@@ -566,13 +568,11 @@ fn shared_db(path: &Path) -> Result<Arc<SharedDb>> {
             )));
         }
     }
-    let db = Arc::new(SharedDb {
+    Ok(SharedDb {
         path: path.to_path_buf(),
         conn: Mutex::new(conn),
         owners: Mutex::new(HashSet::new()),
-    });
-    files.insert(key, Arc::downgrade(&db));
-    Ok(db)
+    })
 }
 
 fn write(

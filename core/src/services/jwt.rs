@@ -11,9 +11,8 @@
 //! Errors: unreachable, 429 or 5xx after the retries, a malformed answer or a token that fails
 //! verification → [`ErrorKind::Jwt`]; HTTP 401 → [`ErrorKind::Authentication`].
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -26,6 +25,7 @@ use crate::deposit::{BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID, JWT
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Reply;
+use crate::registry::WeakRegistry;
 
 /// Clock-skew allowance when checking `exp`, in seconds.
 pub const JWT_LEEWAY_SECS: u64 = 60;
@@ -92,32 +92,17 @@ struct JwksCache {
     generation: AtomicU64,
 }
 
-/// The process's JWKS caches by JWKS URL. Keyed by process id too: in a forked child a lock of
-/// the parent's caches may be held by a task that does not exist there.
-type JwksCaches = HashMap<String, std::sync::Weak<JwksCache>>;
-static JWKS_CACHES: Mutex<Option<(u32, JwksCaches)>> = Mutex::new(None);
+/// The process's JWKS caches by JWKS URL, weakly held and per process ([`WeakRegistry`]): a
+/// cache goes with the last client using it, and in a forked child the parent's caches (whose
+/// locks may be held by tasks that do not exist there) are not used.
+static JWKS_CACHES: WeakRegistry<String, JwksCache> = WeakRegistry::new();
 
 impl JwksCache {
     fn for_url(url: &str) -> Arc<JwksCache> {
-        let mut caches = JWKS_CACHES.lock().unwrap_or_else(|e| e.into_inner());
-        let pid = std::process::id();
-        if caches.as_ref().is_none_or(|(owner, _)| *owner != pid) {
-            // In a forked child the parent's caches (held by the inherited clients) are not
-            // used: their locks may be held by tasks that do not exist here.
-            *caches = Some((pid, HashMap::new()));
-        }
-        let (_, caches) = caches.as_mut().expect("just set");
-        // Held weakly: a cache goes with the last client using it.
-        caches.retain(|_, cache| cache.strong_count() > 0);
-        if let Some(cache) = caches.get(url).and_then(std::sync::Weak::upgrade) {
-            return cache;
-        }
-        let cache = Arc::new(JwksCache {
+        JWKS_CACHES.get_or_insert(url.to_owned(), || JwksCache {
             cached: tokio::sync::Mutex::new(None),
             generation: AtomicU64::new(0),
-        });
-        caches.insert(url.to_owned(), Arc::downgrade(&cache));
-        cache
+        })
     }
 }
 
