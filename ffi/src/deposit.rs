@@ -1291,8 +1291,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_events_since(
         let limit =
             if limit == 0 { usize::MAX } else { usize::try_from(limit).unwrap_or(usize::MAX) };
         let events = client.inner.events_since(cursor, limit)?;
-        let json: Vec<serde_json::Value> = events.iter().map(RecordedEvent::to_json).collect();
-        out.write(strings::owned(serde_json::Value::Array(json).to_string())?);
+        out.write(strings::owned(events_json(&events))?);
         Ok(())
     })
 }
@@ -1350,10 +1349,14 @@ pub unsafe extern "C" fn depositkit_deposit_client_deposit_history(
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_events_json, "out_events_json") }?;
         let events = client.inner.deposit_history(deposit_id)?;
-        let json: Vec<serde_json::Value> = events.iter().map(RecordedEvent::to_json).collect();
-        out.write(strings::owned(serde_json::Value::Array(json).to_string())?);
+        out.write(strings::owned(events_json(&events))?);
         Ok(())
     })
+}
+
+/// Recorded events as the JSON array `_events_since` and `_deposit_history` hand out.
+fn events_json(events: &[RecordedEvent]) -> String {
+    Value::Array(events.iter().map(RecordedEvent::to_json).collect()).to_string()
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ use std::time::Duration;
 use depositkit_core as core;
 use depositkit_core::deposit::{
     DepositClient, DepositClientConfig, DestinationConfig, FundingConfig, NotificationRecord,
-    NotificationsConfig, OnrampConfig, RefundConfig, RefundReason, SubscriptionId,
+    NotificationsConfig, OnrampConfig, RecordedEvent, RefundConfig, RefundReason, SubscriptionId,
     TokenTransactionFilter,
 };
 use depositkit_core::describe::quote;
@@ -671,6 +671,11 @@ fn build_config(
     Ok(config)
 }
 
+/// Recorded events as the `(event_id, event)` pairs `events_since` and `deposit_history` return.
+fn recorded_to_py(py: Python<'_>, events: &[RecordedEvent]) -> PyResult<Vec<(u64, Py<PyAny>)>> {
+    events.iter().map(|r| Ok((r.id, event_to_py(py, &r.event)?))).collect()
+}
+
 /// A page number or page size of the history calls: `None`, or an `int` (not `bool`). Values
 /// beyond `u32` get the core's message; the core checks the rest.
 fn page_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<u32>> {
@@ -1093,7 +1098,7 @@ impl PyDepositClient {
         let cursor: u64 = int_opt(cursor, "cursor", NON_NEGATIVE)?.unwrap_or(0);
         let limit: usize = int_opt(limit, "limit", NON_NEGATIVE)?.unwrap_or(usize::MAX);
         let events = self.client(py)?.events_since(cursor, limit).map_err(|e| to_py_err(py, e))?;
-        events.iter().map(|r| Ok((r.id, event_to_py(py, &r.event)?))).collect()
+        recorded_to_py(py, &events)
     }
 
     /// Deposit `deposit_id`'s lifecycle events and refund updates as `(event_id, event)` pairs.
@@ -1104,7 +1109,7 @@ impl PyDepositClient {
     ) -> PyResult<Vec<(u64, Py<PyAny>)>> {
         let id = str_arg(deposit_id, "deposit_id")?;
         let events = self.client(py)?.deposit_history(&id).map_err(|e| to_py_err(py, e))?;
-        events.iter().map(|r| Ok((r.id, event_to_py(py, &r.event)?))).collect()
+        recorded_to_py(py, &events)
     }
 
     #[getter]
