@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::describe::bound_message;
+
 /// What went wrong, as a stable category.
 ///
 /// The numeric [`code`](ErrorKind::code) of a kind never changes and is never reused.
@@ -154,15 +156,18 @@ impl RpcErrorObject {
 }
 
 impl Error {
-    /// An error of `kind` with `message`.
+    /// An error of `kind` with `message`, its quoted parts and its length bounded
+    /// ([`bound_message`]): input of any size never makes a message of any size.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), rpc: None, source: None }
+        Error { kind, message: bound_message(&message.into()), rpc: None, source: None }
     }
 
     /// An error of `kind` for a JSON-RPC error object returned by `method`.
     pub fn rpc(kind: ErrorKind, method: &str, object: RpcErrorObject) -> Self {
-        let message =
-            format!("{method} failed: JSON-RPC error {}: {}", object.code, object.message);
+        let message = bound_message(&format!(
+            "{method} failed: JSON-RPC error {}: {}",
+            object.code, object.message
+        ));
         Error { kind, message, rpc: Some(Box::new(object)), source: None }
     }
 

@@ -296,9 +296,10 @@ fn transport_failure(url: &str, error: ureq::Error) -> Result<Retryable> {
         ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
             Ok(Retryable::Transport { timed_out: false, what: error.to_string() })
         }
-        ureq::Error::BadUri(_) | ureq::Error::Http(_) => {
-            Err(Error::configuration(format!("invalid service URL {url:?}: {error}")))
-        }
+        ureq::Error::BadUri(_) | ureq::Error::Http(_) => Err(Error::configuration(format!(
+            "invalid service URL {}: {error}",
+            crate::describe::quote(url)
+        ))),
         ureq::Error::Protocol(_)
         | ureq::Error::LargeResponseHeader(..)
         | ureq::Error::Decompress(..) => Err(Error::new(

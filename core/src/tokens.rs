@@ -82,7 +82,8 @@ impl FromStr for TokenType {
             .find(|t| t.symbol().eq_ignore_ascii_case(text))
             .ok_or_else(|| {
                 Error::invalid_argument(format!(
-                    "unknown token {text:?}: expected one of ETH, USDC, USDT, BTC, SOL, BNB"
+                    "unknown token {}: expected one of ETH, USDC, USDT, BTC, SOL, BNB",
+                    crate::describe::quote(text)
                 ))
             })
     }

@@ -62,7 +62,7 @@ pub fn parse_units(text: &str, decimals: u32) -> Result<U256> {
             '+' | '-' => "signs are not allowed".into(),
             'e' | 'E' => "exponents are not allowed".into(),
             c if c.is_whitespace() => "spaces are not allowed".into(),
-            c => format!("{c:?} is not a digit"),
+            c => format!("{} is not a digit", crate::describe::quote_char(c)),
         }));
     }
     let (int, frac) = match text.split_once('.') {

@@ -259,8 +259,9 @@ impl UserRpcClient {
         }
         if options.timeout.is_zero() || options.timeout > MAX_TIMEOUT {
             return Err(Error::configuration(format!(
-                "timeout {:?} is out of range: expected more than zero and at most {MAX_TIMEOUT:?}",
-                options.timeout
+                "timeout {} is out of range: expected more than zero and at most {}",
+                crate::describe::duration(options.timeout),
+                crate::describe::duration(MAX_TIMEOUT)
             )));
         }
         let credentials =

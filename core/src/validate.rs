@@ -56,7 +56,7 @@ pub(crate) fn evm_address_problem(address: &str) -> Option<String> {
         return Some(format!("expected 40 hex digits after 0x, found {}", hex.chars().count()));
     }
     if let Some(bad) = hex.chars().find(|c| !c.is_ascii_hexdigit()) {
-        return Some(format!("{bad:?} is not a hex digit"));
+        return Some(format!("{} is not a hex digit", crate::describe::quote_char(bad)));
     }
     let has_lower = hex.bytes().any(|b| b.is_ascii_lowercase());
     let has_upper = hex.bytes().any(|b| b.is_ascii_uppercase());
@@ -87,7 +87,7 @@ pub(crate) fn solana_address_problem(address: &str) -> Option<String> {
         Ok(bytes) if bytes.len() == 32 => None,
         Ok(bytes) => Some(format!("decodes to {} bytes, expected 32", bytes.len())),
         Err(bs58::decode::Error::InvalidCharacter { character, .. }) => {
-            Some(format!("{character:?} is not a base58 character"))
+            Some(format!("{} is not a base58 character", crate::describe::quote_char(character)))
         }
         Err(e) => Some(format!("not base58: {e}")),
     }

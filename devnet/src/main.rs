@@ -296,7 +296,9 @@ enum InteractionCommand {
 }
 
 fn parse_chain(text: &str) -> std::result::Result<ChainFamily, String> {
-    ChainFamily::parse(text).ok_or_else(|| format!("expected evm_chain or solana, got {text:?}"))
+    ChainFamily::parse(text).ok_or_else(|| {
+        format!("expected evm_chain or solana, got {}", depositkit_core::describe::quote(text))
+    })
 }
 
 fn main() -> ExitCode {

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use crate::describe::{json_kind, quote};
 use crate::error::Error;
-use crate::rpc::{RpcError, codes};
+use crate::rpc::{Params, RpcError, codes};
 use crate::store::{ChainFamily, SessionStatus, Store, User, normalize_uuid};
 use crate::time;
 
@@ -21,11 +21,13 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// Runs `method` with positional `params`.
+    /// Runs `method` with `params`. The method is looked up first, so an unknown method is
+    /// -32601 whatever its params; the three methods take positional params only, so by-name
+    /// params (an object) are -32602.
     ///
     /// # Errors
     /// The JSON-RPC error to answer with.
-    pub fn call(&self, method: &str, params: &[Value]) -> Result<Value, RpcError> {
+    pub fn call(&self, method: &str, params: &Params) -> Result<Value, RpcError> {
         match method {
             "getUserInfo" => {
                 let [uuid, token] = string_params(method, ["uuid", "token"], params)?;
@@ -118,12 +120,25 @@ impl Context<'_> {
     }
 }
 
-/// The params as `N` strings, or -32602 naming what is wrong.
+/// The params as `N` positional strings, or -32602 naming what is wrong. `method` is one of
+/// [`METHODS`] (never caller input), so messages stay short.
 fn string_params<'a, const N: usize>(
     method: &str,
     names: [&str; N],
-    params: &'a [Value],
+    params: &'a Params,
 ) -> Result<[&'a str; N], RpcError> {
+    let Some(params) = params.positional() else {
+        // The object's keys and values are not echoed: they are caller input (and may hold a
+        // session token).
+        return Err(RpcError::new(
+            codes::INVALID_PARAMS,
+            format!(
+                "{method} takes positional params [{}] (a JSON array), not by-name params (an object)",
+                names.join(", ")
+            ),
+        )
+        .with_data(json!({ "expected": N, "positional": names.as_slice() })));
+    };
     if params.len() != N {
         return Err(RpcError::new(
             codes::INVALID_PARAMS,

@@ -2,7 +2,7 @@
 //! building responses. Independent of HTTP and of the methods, which come in as a closure.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// Error codes: the JSON-RPC 2.0 ones and the service's own, shared with the client in
 /// `depositkit-core` so the two sides cannot disagree (documented in `docs/user-rpc.md`).
@@ -56,12 +56,32 @@ impl RpcError {
     }
 }
 
+/// The params of a valid request (JSON-RPC 2.0 §4.2): positional (an array; an omitted `params`
+/// is no positional params) or by name (an object). Which shapes a method takes is the method's
+/// business: a known method given a shape it does not take answers -32602, an unknown method
+/// -32601 whatever the shape.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Params {
+    Positional(Vec<Value>),
+    ByName(Map<String, Value>),
+}
+
+impl Params {
+    /// The positional params, or `None` for by-name params.
+    pub fn positional(&self) -> Option<&[Value]> {
+        match self {
+            Params::Positional(params) => Some(params),
+            Params::ByName(_) => None,
+        }
+    }
+}
+
 /// A valid request: `id` is `None` for a notification.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub id: Option<Value>,
     pub method: String,
-    pub params: Vec<Value>,
+    pub params: Params,
 }
 
 /// A success response echoing `id`.
@@ -119,24 +139,31 @@ pub fn parse_request(value: &Value) -> Result<Request, (Value, RpcError)> {
         }
         None => return Err((reply_id, RpcError::invalid_request("\"method\" is missing"))),
     };
+    // Only the shape is checked here: whether the method exists, and whether it takes params of
+    // this shape, is up to `call` (so an unknown method is -32601 whatever its params are).
     let params = match object.get("params") {
-        None => Vec::new(),
-        Some(Value::Array(params)) => params.clone(),
+        None => Params::Positional(Vec::new()),
+        Some(Value::Array(params)) => Params::Positional(params.clone()),
+        Some(Value::Object(params)) => Params::ByName(params.clone()),
         Some(_) => {
             return Err((
                 reply_id,
-                RpcError::invalid_request("\"params\" must be an array of positional parameters"),
+                RpcError::invalid_request(
+                    "\"params\" must be an array (positional) or an object (by name)",
+                ),
             ));
         }
     };
     Ok(Request { id, method, params })
 }
 
-/// Answers a parsed body: one request or a batch. `call` runs one method. Returns `None` when
-/// nothing is to be sent back (a notification, or a batch of only notifications).
+/// Answers a parsed body: one request or a batch. `call` runs one method: it answers -32601 for
+/// an unknown method (before looking at the params) and -32602 for params it does not take.
+/// Returns `None` when nothing is to be sent back (a notification, or a batch of only
+/// notifications).
 pub fn handle(
     body: &Value,
-    mut call: impl FnMut(&str, &[Value]) -> Result<Value, RpcError>,
+    mut call: impl FnMut(&str, &Params) -> Result<Value, RpcError>,
 ) -> Option<Value> {
     match body {
         Value::Array(batch) if batch.is_empty() => {
@@ -153,7 +180,7 @@ pub fn handle(
 
 fn handle_one(
     value: &Value,
-    call: &mut impl FnMut(&str, &[Value]) -> Result<Value, RpcError>,
+    call: &mut impl FnMut(&str, &Params) -> Result<Value, RpcError>,
 ) -> Option<Value> {
     let request = match parse_request(value) {
         Ok(request) => request,
@@ -185,9 +212,15 @@ pub fn method_names(body: &Value) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn echo(method: &str, params: &[Value]) -> Result<Value, RpcError> {
-        match method {
-            "echo" => Ok(Value::Array(params.to_vec())),
+    /// `echo` takes positional params only; `named` takes both shapes.
+    fn echo(method: &str, params: &Params) -> Result<Value, RpcError> {
+        match (method, params) {
+            ("echo", Params::Positional(params)) => Ok(Value::Array(params.clone())),
+            ("echo", Params::ByName(_)) => {
+                Err(RpcError::new(codes::INVALID_PARAMS, "echo takes positional params"))
+            }
+            ("named", Params::Positional(params)) => Ok(json!({ "positional": params })),
+            ("named", Params::ByName(params)) => Ok(json!({ "byName": params })),
             _ => {
                 Err(RpcError::new(codes::METHOD_NOT_FOUND, format!("method {method:?} not found")))
             }
@@ -224,7 +257,29 @@ mod tests {
             (json!({"jsonrpc": "2.0", "id": 1.5, "method": "echo"}), json!(null), "\"id\" must be"),
             (json!({"jsonrpc": "2.0", "id": [1], "method": "echo"}), json!(null), "\"id\" must be"),
             (
-                json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": 1}}),
+                json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": "a"}),
+                json!(1),
+                "\"params\" must be an array (positional) or an object (by name)",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": 3}),
+                json!(1),
+                "\"params\" must be an array",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": true}),
+                json!(1),
+                "\"params\" must be an array",
+            ),
+            // A present `params` must be structured; null is not (omit it instead).
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": null}),
+                json!(1),
+                "\"params\" must be an array",
+            ),
+            // The shape is checked before the method is looked up.
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": "nope", "params": "a"}),
                 json!(1),
                 "\"params\" must be an array",
             ),
@@ -238,6 +293,30 @@ mod tests {
             let text = reply["error"]["message"].as_str().unwrap();
             assert!(text.contains(message), "{text} lacks {message}");
         }
+    }
+
+    #[test]
+    fn by_name_params_reach_the_method() {
+        let call = |request: Value| handle(&request, echo).unwrap();
+        let named = call(json!({"jsonrpc": "2.0", "id": 1, "method": "named", "params": {"a": 1}}));
+        assert_eq!(named, json!({"jsonrpc": "2.0", "id": 1, "result": {"byName": {"a": 1}}}));
+        let empty = call(json!({"jsonrpc": "2.0", "id": 2, "method": "named", "params": {}}));
+        assert_eq!(empty["result"], json!({"byName": {}}));
+        let omitted = call(json!({"jsonrpc": "2.0", "id": 3, "method": "named"}));
+        assert_eq!(omitted["result"], json!({"positional": []}));
+        // A method that takes positional params only: -32602.
+        let positional = call(json!({"jsonrpc": "2.0", "id": 4, "method": "echo", "params": {}}));
+        assert_eq!(positional["id"], 4);
+        assert_eq!(positional["error"]["code"], codes::INVALID_PARAMS);
+        // An unknown method: -32601, whatever the params.
+        let unknown =
+            call(json!({"jsonrpc": "2.0", "id": 5, "method": "nope", "params": {"a": [1]}}));
+        assert_eq!(unknown["id"], 5);
+        assert_eq!(unknown["error"]["code"], codes::METHOD_NOT_FOUND);
+        // By-name notifications run and get no reply.
+        assert_eq!(handle(&json!({"jsonrpc": "2.0", "method": "named", "params": {}}), echo), None);
+        assert_eq!(handle(&json!({"jsonrpc": "2.0", "method": "echo", "params": {}}), echo), None);
+        assert_eq!(handle(&json!({"jsonrpc": "2.0", "method": "nope", "params": {}}), echo), None);
     }
 
     #[test]

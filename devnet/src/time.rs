@@ -25,7 +25,10 @@ pub fn parse_ms(field: &str, text: &str) -> Result<i64> {
     DateTime::parse_from_rfc3339(text).map(|t| t.timestamp_millis()).map_err(|e| {
         Error::invalid(
             field,
-            format!("{text:?} is not an RFC 3339 timestamp like 2022-06-08T07:47:54.000Z ({e})"),
+            format!(
+                "{} is not an RFC 3339 timestamp like 2022-06-08T07:47:54.000Z ({e})",
+                crate::describe::quote(text)
+            ),
         )
     })
 }

@@ -28,10 +28,6 @@ fn invalid_requests() {
         (json!({"jsonrpc": "2.0", "id": 3, "params": []}), json!(3)),
         (json!({"jsonrpc": "2.0", "id": 4, "method": 7}), json!(4)),
         (
-            json!({"jsonrpc": "2.0", "id": 5, "method": "isProjectUser", "params": {"chain": "solana"}}),
-            json!(5),
-        ),
-        (
             json!({"jsonrpc": "2.0", "id": 6, "method": "isProjectUser", "params": "solana"}),
             json!(6),
         ),

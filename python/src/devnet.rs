@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use depositkit_core::describe::quote;
 use depositkit_core::{Error, ErrorKind, TokenType, U256};
 use depositkit_devnet as devnet;
 use depositkit_devnet::{
@@ -401,7 +402,7 @@ impl PyDevnet {
                 py,
                 Error::new(
                     ErrorKind::Internal,
-                    format!("the ledger answered {raw:?}, not an amount"),
+                    format!("the ledger answered {}, not an amount", quote(&raw)),
                 ),
             )
         })?;
@@ -468,7 +469,8 @@ impl PyDevnet {
                 return Err(to_py_err(
                     py,
                     Error::invalid_argument(format!(
-                        "mode must be \"fail\" or \"reject\", got {other:?}"
+                        "mode must be \"fail\" or \"reject\", got {}",
+                        quote(&other)
                     )),
                 ));
             }
@@ -509,14 +511,16 @@ impl PyDevnet {
         count: u32,
         path: Option<String>,
     ) -> PyResult<()> {
-        let service = Service::ALL.into_iter().find(|s| s.as_str() == service).ok_or_else(|| {
-            to_py_err(
-                py,
-                Error::invalid_argument(format!(
-                    "service must be one of \"jwt\", \"signer\", \"ua\", \"user-rpc\", got {service:?}"
-                )),
-            )
-        })?;
+        let service =
+            Service::ALL.into_iter().find(|s| s.as_str() == service).ok_or_else(|| {
+                to_py_err(
+                    py,
+                    Error::invalid_argument(format!(
+                        "service must be one of \"jwt\", \"signer\", \"ua\", \"user-rpc\", got {}",
+                        quote(&service)
+                    )),
+                )
+            })?;
         let fault = Fault { status, retry_after, delay_ms, count: Some(count) };
         self.with(py, |running| running.inject_service_fault_at(service, path.as_deref(), &fault))
     }

@@ -18,6 +18,7 @@ use depositkit_core::deposit::{
     DeliveredAmount, DepositEvent, DepositLifecycleEvent, NotificationRecord, NotificationsConfig,
     RecoveryResult, RefundConfig, RefundEligibility, RefundResult, UaTransaction,
 };
+use depositkit_core::describe::quote;
 use depositkit_core::{
     ClientStatus, DepositAddresses, DetectedDeposit, Error, ErrorKind, SweepResult,
     TokenTransactionsResponse, TransactionsResponse, U256,
@@ -261,7 +262,10 @@ impl PyDeliveredAmount {
                 py,
                 Error::new(
                     ErrorKind::Protocol,
-                    format!("delivered raw amount {:?} is not an integer", self.inner.raw_amount),
+                    format!(
+                        "delivered raw amount {} is not an integer",
+                        quote(&self.inner.raw_amount)
+                    ),
                 ),
             )
         })?;
@@ -780,7 +784,7 @@ fn raw_text_to_py<'py>(py: Python<'py>, text: &str, what: &str) -> PyResult<Boun
             py,
             Error::new(
                 ErrorKind::Protocol,
-                format!("{what} raw amount {text:?} is not an integer"),
+                format!("{what} raw amount {} is not an integer", quote(text)),
             ),
         )
     })?;

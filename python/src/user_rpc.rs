@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use depositkit_core as core;
+use depositkit_core::describe::quote;
 use depositkit_core::users::MAX_TIMEOUT;
 use depositkit_core::{Error, ErrorKind, RetryPolicy, UserRpcClientOptions};
 use pyo3::exceptions::PyTypeError;
@@ -264,7 +265,7 @@ fn max_retries_arg(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
 fn user_agent_arg(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     let text = str_arg(obj, "user_agent")?;
     if text.chars().any(|c| c.is_control()) || text.trim() != text {
-        let quoted: String = format!("{text:?}").chars().take(82).collect();
+        let quoted = quote(&text);
         return Err(to_py_err(
             obj.py(),
             Error::configuration(format!(
@@ -351,7 +352,7 @@ fn utc_datetime<'py>(
             py,
             Error::new(
                 ErrorKind::Protocol,
-                format!("{field} {text:?} cannot be a datetime.datetime: {why}"),
+                format!("{field} {} cannot be a datetime.datetime: {why}", quote(&text)),
             ),
         )
     };

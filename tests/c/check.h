@@ -213,10 +213,10 @@ static inline const char *require_env(const char *program, const char *name) {
     return value;
 }
 
-/* Removes a client's SQLite store (`storePath`) with its WAL and shared-memory files. */
+/* Removes a client's SQLite store (`storePath`) with its WAL, shared-memory and lock files. */
 static inline void remove_store(const char *path) {
-    const char *suffixes[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *suffixes[] = {"", "-wal", "-shm", "-lock"};
+    for (size_t i = 0; i < 4; i++) {
         char file[512];
         snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
         remove(file);

@@ -463,7 +463,7 @@ class TestProtocolOnTheWire:
             ({"jsonrpc": "2.0", "id": 6}, 6, '"method" is missing'),
             ({"jsonrpc": "2.0", "id": 7, "method": 7}, 7, '"method" must be a string'),
             ({"jsonrpc": "2.0", "id": 1.5, "method": "isProjectUser"}, None, '"id" must be'),
-            ({"jsonrpc": "2.0", "id": 8, "method": "isProjectUser", "params": {"chain": "solana"}}, 8, '"params" must be an array'),
+            ({"jsonrpc": "2.0", "id": 8, "method": "isProjectUser", "params": "solana"}, 8, '"params" must be an array'),
             (42, None, "must be a JSON object"),
             ([], None, "empty batch"),
         ],
@@ -481,6 +481,17 @@ class TestProtocolOnTheWire:
         assert reply["error"]["code"] == -32601
         assert '"getUsers"' in reply["error"]["message"]
         assert reply["error"]["data"] == {"methods": ["getUserInfo", "getUserInfoByIdentity", "isProjectUser"]}
+
+    def test_by_name_params_are_a_valid_request(self, devnet: Devnet) -> None:
+        # JSON-RPC 2.0 allows by-name params: an unknown method is -32601 whatever its params,
+        # and a known method (all take positional params) answers -32602, never -32600.
+        status, _, reply = devnet.post({"jsonrpc": "2.0", "id": 1, "method": "foo.get", "params": {"name": "myself"}})
+        assert status == 200 and reply["id"] == 1
+        assert reply["error"]["code"] == -32601
+        status, _, reply = devnet.post({"jsonrpc": "2.0", "id": 2, "method": "isProjectUser", "params": {"chain": "solana"}})
+        assert status == 200 and reply["id"] == 2
+        assert reply["error"]["code"] == -32602
+        assert "positional params [chain, address]" in reply["error"]["message"]
 
     @pytest.mark.parametrize(
         ("params", "fragment"),

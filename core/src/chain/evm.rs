@@ -219,7 +219,10 @@ impl EvmRpc {
             || {
                 Error::new(
                     ErrorKind::Timeout,
-                    format!("transaction {hash} has no receipt after {timeout:?}"),
+                    format!(
+                        "transaction {hash} has no receipt after {}",
+                        crate::describe::duration(timeout)
+                    ),
                 )
             },
         )
@@ -298,7 +301,10 @@ fn optional<T>(
 
 fn field<'a>(method: &str, object: &'a Value, name: &str) -> Result<&'a Value> {
     object.get(name).ok_or_else(|| {
-        Error::new(ErrorKind::Protocol, format!("{method} answered a record without {name:?}"))
+        Error::new(
+            ErrorKind::Protocol,
+            format!("{method} answered a record without {}", crate::describe::quote(name)),
+        )
     })
 }
 

@@ -276,7 +276,10 @@ impl SolanaRpc {
             || {
                 Error::new(
                     ErrorKind::Timeout,
-                    format!("transaction {signature} was not confirmed within {timeout:?}"),
+                    format!(
+                        "transaction {signature} was not confirmed within {}",
+                        crate::describe::duration(timeout)
+                    ),
                 )
             },
         )

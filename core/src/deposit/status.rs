@@ -65,7 +65,12 @@ impl FromStr for ClientStatus {
         ]
         .into_iter()
         .find(|s| s.as_str() == text)
-        .ok_or_else(|| Error::invalid_argument(format!("unknown client status {text:?}")))
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "unknown client status {}",
+                crate::describe::quote(text)
+            ))
+        })
     }
 }
 

@@ -28,6 +28,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -40,7 +41,7 @@ use super::model::{DetectedDeposit, RefundResult, SweepResult};
 use super::notifications::NotificationRecord;
 use super::sweeper::SentQuote;
 use super::watcher::DetectorSnapshot;
-use crate::describe::quote;
+use crate::describe::{quote, quote_path};
 use crate::error::{Error, ErrorKind, Result};
 use crate::registry::WeakRegistry;
 use crate::services::{Quote, QuoteFees, QuotePurpose};
@@ -201,11 +202,53 @@ impl std::fmt::Debug for DepositStore {
     }
 }
 
-fn store_error(path: &Path, what: &str, error: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorKind::Internal,
-        format!("deposit store {}: {what}: {error}", quote(&path.display().to_string())),
-    )
+/// Why reading or writing the store failed, as far as the message's kind goes: a file that is
+/// not a store this version can read (damaged pages, a record it cannot parse) is the caller's
+/// configuration to fix; anything else (a full disk, an I/O error) is internal.
+trait StoreCause: std::fmt::Display {
+    fn unreadable(&self) -> bool;
+}
+
+impl StoreCause for rusqlite::Error {
+    fn unreadable(&self) -> bool {
+        matches!(
+            self.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+        )
+    }
+}
+
+impl StoreCause for serde_json::Error {
+    fn unreadable(&self) -> bool {
+        true
+    }
+}
+
+impl StoreCause for &str {
+    fn unreadable(&self) -> bool {
+        true
+    }
+}
+
+impl StoreCause for String {
+    fn unreadable(&self) -> bool {
+        true
+    }
+}
+
+/// The one message for "this file is not a store I can read", wherever it is found out.
+fn unreadable_store(shown: &str, detail: impl std::fmt::Display) -> Error {
+    Error::configuration(format!(
+        "storePath {shown} is not a depositkit store this version can read: {detail}"
+    ))
+}
+
+fn store_error(path: &Path, what: &str, cause: impl StoreCause) -> Error {
+    let shown = quote_path(path);
+    if cause.unreadable() {
+        return unreadable_store(&shown, format_args!("{what}: {cause}"));
+    }
+    Error::new(ErrorKind::Internal, format!("deposit store {shown}: {what}: {cause}"))
 }
 
 impl DepositStore {
@@ -232,7 +275,7 @@ impl DepositStore {
             return Err(Error::configuration(format!(
                 "storePath {} is in use by another live client of owner {} in this process; \
                  close it first",
-                quote(&path.display().to_string()),
+                quote_path(path),
                 owner
             )));
         }
@@ -396,7 +439,7 @@ impl DepositStore {
             Some(stored) if stored != account_id => Err(Error::configuration(format!(
                 "storePath {} holds account {} of owner {}, but the service gave account {}: \
                  it is the store of another service; use another storePath",
-                quote(&db.path.display().to_string()),
+                quote_path(&db.path),
                 quote(&stored),
                 self.owner,
                 quote(account_id)
@@ -522,14 +565,65 @@ fn shared_db(path: &Path) -> Result<Arc<SharedDb>> {
     OPEN_FILES.get_or_try_insert(key, || open_db(path))
 }
 
+/// How long a process waits for another one to finish opening the same store, and for
+/// SQLite's lock of a store another process holds (one that is closing, say).
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// Serialises the opening of `path` across processes, through an OS lock on a file beside it
+/// (`<store>-lock`).
+///
+/// Why: with `locking_mode=EXCLUSIVE` the first read of a connection takes SQLite's shared lock
+/// and keeps it. Two processes opening one store at the same moment could each take that shared
+/// lock, then each wait for the other to let it go to write — and both be refused after the
+/// wait, leaving no owner. Opening one at a time, the first takes SQLite's exclusive lock
+/// before the second reads anything; the second then waits for it like any later process and
+/// is refused alone. The gate is released as soon as the store is open (a long-held OS lock
+/// would be inherited by a forked child and outlive the process that took it), and it lives
+/// in its own file because closing any descriptor of the store itself would drop SQLite's own
+/// POSIX locks.
+fn open_gate(path: &Path, shown: &str) -> Result<std::fs::File> {
+    let mut gate_path = path.as_os_str().to_owned();
+    gate_path.push("-lock");
+    let gate = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&gate_path)
+        .map_err(|e| {
+            Error::configuration(format!("storePath {shown} cannot be opened or created: {e}"))
+        })?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match gate.try_lock() {
+            Ok(()) => return Ok(gate),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::configuration(format!(
+                    "storePath {shown} is in use by another process (one client process per \
+                     store)"
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::configuration(format!(
+                    "storePath {shown} cannot be locked: {e}"
+                )));
+            }
+        }
+    }
+}
+
 /// Opens (or creates) the store at `path` and checks its schema.
 fn open_db(path: &Path) -> Result<SharedDb> {
-    let shown = quote(&path.display().to_string());
+    let shown = quote_path(path);
+    // Held until this connection has its lock; dropped (and released) at the end of `open_db`.
+    let _gate = open_gate(path, &shown)?;
     let conn = Connection::open(path).map_err(|e| {
         Error::configuration(format!("storePath {shown} cannot be opened or created: {e}"))
     })?;
     let setup = || -> rusqlite::Result<()> {
-        conn.busy_timeout(std::time::Duration::from_secs(2))?;
+        conn.busy_timeout(LOCK_WAIT)?;
         // Held for the connection's life: no other process works on this state meanwhile.
         conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -543,8 +637,8 @@ fn open_db(path: &Path) -> Result<SharedDb> {
                 "storePath {shown} is in use by another process (one client process per store)"
             ))
         }
-        Some(rusqlite::ErrorCode::NotADatabase) => {
-            Error::configuration(format!("storePath {shown} is not a depositkit store: {e}"))
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+            unreadable_store(&shown, e)
         }
         _ => Error::configuration(format!("storePath {shown} cannot be used: {e}")),
     })?;
@@ -561,11 +655,18 @@ fn open_db(path: &Path) -> Result<SharedDb> {
             .map_err(|e| store_error(path, "writing the schema version", e))?;
         }
         Some(Ok(SCHEMA_VERSION)) => {}
-        Some(other) => {
+        Some(Ok(newer)) => {
             return Err(Error::configuration(format!(
-                "storePath {shown} has schema version {other:?}; this depositkit reads version \
+                "storePath {shown} has schema version {newer}; this depositkit reads version \
                  {SCHEMA_VERSION}"
             )));
+        }
+        Some(Err(_)) => {
+            let stored = version.as_deref().unwrap_or_default();
+            return Err(unreadable_store(
+                &shown,
+                format_args!("its schema version {} is not a number", quote(stored)),
+            ));
         }
     }
     Ok(SharedDb {

@@ -272,6 +272,14 @@ pub fn verify_with_jwks(jwt: &str, user_id: &str, set: &JwkSet) -> Result<(Strin
     Ok((claims.sub, claims.exp))
 }
 
+/// The algorithm's name as the JOSE header writes it ("HS256"), not its Rust `Debug` form.
+fn algorithm_name(algorithm: Algorithm) -> String {
+    serde_json::to_value(algorithm)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "(unnamed)".to_owned())
+}
+
 fn verification_failed(why: String) -> Error {
     Error::new(ErrorKind::Jwt, format!("JWT verification failed: {why}"))
 }
@@ -282,8 +290,8 @@ fn token_kid(jwt: &str) -> Result<String> {
         .map_err(|e| verification_failed(format!("malformed token: {}", describe(&e))))?;
     if header.alg != Algorithm::RS256 {
         return Err(verification_failed(format!(
-            "algorithm {:?} is not allowed, only RS256",
-            header.alg
+            "algorithm {} is not allowed, only RS256",
+            algorithm_name(header.alg)
         )));
     }
     header.kid.ok_or_else(|| verification_failed("the token header has no kid".into()))
@@ -323,10 +331,10 @@ fn describe(error: &jsonwebtoken::errors::Error) -> String {
     match error.kind() {
         K::InvalidSignature => "bad signature".into(),
         K::ExpiredSignature => "the token has expired".into(),
-        K::InvalidIssuer => format!("issuer is not {JWT_ISSUER:?}"),
-        K::InvalidAudience => format!("audience is not {BUILTIN_PROJECT_ID:?}"),
+        K::InvalidIssuer => format!("issuer is not {}", quote(JWT_ISSUER)),
+        K::InvalidAudience => format!("audience is not {}", quote(BUILTIN_PROJECT_ID)),
         K::InvalidSubject => "subject is not \"ua:\" + the owner address".into(),
-        K::MissingRequiredClaim(claim) => format!("required claim {claim:?} is missing"),
+        K::MissingRequiredClaim(claim) => format!("required claim {} is missing", quote(claim)),
         K::InvalidAlgorithm => "algorithm is not RS256".into(),
         K::InvalidToken => "not a compact JWS".into(),
         _ => error.to_string(),

@@ -224,7 +224,7 @@ fn check_url(field: &str, url: &str) -> Result<()> {
     if url.starts_with("http://") || url.starts_with("https://") {
         Ok(())
     } else {
-        Err(Error::invalid(field, format!("{url:?} is not an http(s) URL")))
+        Err(Error::invalid(field, format!("{} is not an http(s) URL", crate::describe::quote(url))))
     }
 }
 

@@ -55,7 +55,9 @@ impl std::fmt::Debug for EvmChain {
 /// A message saying why it is not one.
 pub fn address(text: &str) -> Result<Address, String> {
     validate_address_for_chain(text, 1).map_err(|e| e.message().to_owned())?;
-    text.trim().parse().map_err(|e| format!("{text:?} is not an EVM address: {e}"))
+    text.trim()
+        .parse()
+        .map_err(|e| format!("{} is not an EVM address: {e}", crate::describe::quote(text)))
 }
 
 impl EvmChain {

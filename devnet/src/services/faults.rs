@@ -112,7 +112,10 @@ impl ServiceFaults {
         let path = match path {
             None => None,
             Some(path) if !path.starts_with('/') => {
-                return Err(format!("\"path\" must start with /, got {path:?}"));
+                return Err(format!(
+                    "\"path\" must start with /, got {}",
+                    crate::describe::quote(path)
+                ));
             }
             Some(path) => {
                 let below = match Service::of_path(path) {

@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use depositkit_core::{DEFAULT_SUPPORTED_TOKENS, TokenType};
 use serde_json::{Map, Value, json};
 
-use crate::describe::json_kind;
+use crate::describe::{json_kind, quote};
 
 /// Prices a server starts with.
 pub const DEFAULT_PRICES: [(TokenType, f64); 6] = [
@@ -123,7 +123,7 @@ fn apply_gas(table: &mut Table, value: &Value) -> Result<(), String> {
             .parse::<u64>()
             .ok()
             .filter(|id| depositkit_core::Chain::from_id(*id).is_some())
-            .ok_or_else(|| format!("\"gasUSD\": {chain:?} is not a known chain id"))?;
+            .ok_or_else(|| format!("\"gasUSD\": {} is not a known chain id", quote(chain)))?;
         table.gas.insert(id, number(&format!("gasUSD.{chain}"), usd, true)?);
     }
     Ok(())
@@ -132,7 +132,7 @@ fn apply_gas(table: &mut Table, value: &Value) -> Result<(), String> {
 fn number(key: &str, value: &Value, zero_ok: bool) -> Result<f64, String> {
     let usd = value
         .as_f64()
-        .ok_or_else(|| format!("{key:?} must be a number, found {}", json_kind(value)))?;
+        .ok_or_else(|| format!("{} must be a number, found {}", quote(key), json_kind(value)))?;
     check(key, usd, zero_ok)?;
     Ok(usd)
 }
@@ -143,7 +143,7 @@ fn check(key: &str, usd: f64, zero_ok: bool) -> Result<(), String> {
         Ok(())
     } else {
         let low = if zero_ok { "0" } else { "0.000000001" };
-        Err(format!("{key:?} must be between {low} and {MAX_USD:e} USD, got {usd}"))
+        Err(format!("{} must be between {low} and {MAX_USD:e} USD, got {usd}", quote(key)))
     }
 }
 

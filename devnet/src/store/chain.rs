@@ -422,7 +422,7 @@ fn leg_row(row: &Row<'_>) -> rusqlite::Result<Leg> {
         rusqlite::Error::FromSqlConversionFailure(
             index,
             rusqlite::types::Type::Text,
-            format!("unknown {what} {text:?}").into(),
+            format!("unknown {what} {}", crate::describe::quote(text)).into(),
         )
     };
     Ok(Leg {

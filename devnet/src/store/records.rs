@@ -33,7 +33,13 @@ impl ChainFamily {
     /// Like [`ChainFamily::parse`], with an [`Error::InvalidInput`] naming `field`.
     pub fn parse_field(field: &str, name: &str) -> Result<Self> {
         Self::parse(name).ok_or_else(|| {
-            Error::invalid(field, format!("chain {name:?} is not one of \"evm_chain\", \"solana\""))
+            Error::invalid(
+                field,
+                format!(
+                    "chain {} is not one of \"evm_chain\", \"solana\"",
+                    crate::describe::quote(name)
+                ),
+            )
         })
     }
 

@@ -311,7 +311,10 @@ fn backfill_received(conn: &Connection) -> Result<()> {
     let mut totals: HashMap<(String, i64, String), U256> = HashMap::new();
     for (seq, line, raw) in rows {
         let raw = U256::from_str_radix(&raw, 10).map_err(|e| {
-            Error::invalid("ua_transactions.raw_amount", format!("row {seq}: {raw:?}: {e}"))
+            Error::invalid(
+                "ua_transactions.raw_amount",
+                format!("row {seq}: {}: {e}", crate::describe::quote(&raw)),
+            )
         })?;
         let before = totals.get(&line).copied().unwrap_or(U256::ZERO);
         let after = before.saturating_add(raw);

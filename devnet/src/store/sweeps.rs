@@ -341,7 +341,7 @@ fn quote_row(row: &Row<'_>) -> rusqlite::Result<QuoteRecord> {
             rusqlite::Error::FromSqlConversionFailure(
                 15,
                 rusqlite::types::Type::Text,
-                format!("unknown purpose {purpose:?}").into(),
+                format!("unknown purpose {}", crate::describe::quote(&purpose)).into(),
             )
         })?,
         deposit_id: row.get(16)?,
