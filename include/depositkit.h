@@ -972,7 +972,10 @@ const char *depositkit_client_status_str(uint32_t status);
 //   watcher's snapshot and the notification records. A client started again on it, even after
 //   its process was killed mid-sweep, resumes every deposit where it was, resolves a send that
 //   may have happened with that same quote (never a second one), and continues the event ids.
-//   One process at a time; one live client per owner (several owners may share a file).
+//   One process at a time (of processes starting on it at once exactly one wins; the others
+//   get `DEPOSITKIT_STATUS_CONFIGURATION` after waiting up to 2 s; openings are serialised
+//   through `<storePath>-lock`); one live client per owner (several owners may share a file).
+//   A file this version cannot read is `DEPOSITKIT_STATUS_CONFIGURATION` naming the path.
 //   Without it, state lives in memory;
 // - `funding`: `{"enabled": true, "balanceProvider": "rpc", "evmRpcUrls": {"8453":
 //   "http://..."}, "solanaRpcUrl": ..., "apiKey": ..., "proxyUrl": ..., "balanceApiUrl": ...,
@@ -2063,7 +2066,8 @@ depositkit_status depositkit_deposit_client_set_solana_wallet_provider(const dep
 // null, "solanaAddress": "..." | null, "chainIds": [1, 56, 8453, 42161, 101]}`; it answers the
 // balances array `[{"chainId": 8453, "token": "USDC", "tokenAddress": "0x..." | null,
 // "decimals": 6, "rawAmount": "25000000", "priceUSD": 1.0 | null, "valueUSD": 25.0 | null}]`
-// (or `{"balances": [...]}`).
+// (or `{"balances": [...]}`). `evmAddress` is EIP-55 checksummed, as is every EVM wallet
+// address depositkit hands out (a balance's `walletAddress`, the connected account).
 //
 // Ownership of `user_data` and the calls of `user_data_free` are as for
 // `depositkit_deposit_client_set_evm_wallet_provider` (replaced by another balance provider,
@@ -2183,10 +2187,10 @@ depositkit_status depositkit_deposit_client_connect_solana_wallet(const depositk
 // ```json
 // {"chainId": 8453, "token": "USDC", "tokenAddress": "0x8335...", "decimals": 6,
 //  "rawAmount": "25000000", "priceUSD": 1.0, "valueUSD": 25.0, "amount": "25",
-//  "walletAddress": "0xf39f...", "source": "rpc"}
+//  "walletAddress": "0xf39Fd6e5...", "source": "rpc"}
 // ```
 //
-// (`tokenAddress` null for the chain's native asset; `priceUSD`/`valueUSD` null when the
+// (`walletAddress` EIP-55 checksummed; `tokenAddress` null for the chain's native asset; `priceUSD`/`valueUSD` null when the
 // source did not price it; `source` one of `"balanceProvider"`, `"rpc"`, `"apiKey"`,
 // `"proxyUrl"`, `"hosted"`). On failure it is not written.
 //

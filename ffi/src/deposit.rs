@@ -449,7 +449,10 @@ fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   watcher's snapshot and the notification records. A client started again on it, even after
 ///   its process was killed mid-sweep, resumes every deposit where it was, resolves a send that
 ///   may have happened with that same quote (never a second one), and continues the event ids.
-///   One process at a time; one live client per owner (several owners may share a file).
+///   One process at a time (of processes starting on it at once exactly one wins; the others
+///   get `DEPOSITKIT_STATUS_CONFIGURATION` after waiting up to 2 s; openings are serialised
+///   through `<storePath>-lock`); one live client per owner (several owners may share a file).
+///   A file this version cannot read is `DEPOSITKIT_STATUS_CONFIGURATION` naming the path.
 ///   Without it, state lives in memory;
 /// - `funding`: `{"enabled": true, "balanceProvider": "rpc", "evmRpcUrls": {"8453":
 ///   "http://..."}, "solanaRpcUrl": ..., "apiKey": ..., "proxyUrl": ..., "balanceApiUrl": ...,

@@ -603,7 +603,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_set_solana_wallet_provider(
 /// null, "solanaAddress": "..." | null, "chainIds": [1, 56, 8453, 42161, 101]}`; it answers the
 /// balances array `[{"chainId": 8453, "token": "USDC", "tokenAddress": "0x..." | null,
 /// "decimals": 6, "rawAmount": "25000000", "priceUSD": 1.0 | null, "valueUSD": 25.0 | null}]`
-/// (or `{"balances": [...]}`).
+/// (or `{"balances": [...]}`). `evmAddress` is EIP-55 checksummed, as is every EVM wallet
+/// address depositkit hands out (a balance's `walletAddress`, the connected account).
 ///
 /// Ownership of `user_data` and the calls of `user_data_free` are as for
 /// `depositkit_deposit_client_set_evm_wallet_provider` (replaced by another balance provider,
@@ -867,10 +868,10 @@ fn balance_at(balances: &depositkit_funding_balances, index: usize) -> FfiResult
 /// ```json
 /// {"chainId": 8453, "token": "USDC", "tokenAddress": "0x8335...", "decimals": 6,
 ///  "rawAmount": "25000000", "priceUSD": 1.0, "valueUSD": 25.0, "amount": "25",
-///  "walletAddress": "0xf39f...", "source": "rpc"}
+///  "walletAddress": "0xf39Fd6e5...", "source": "rpc"}
 /// ```
 ///
-/// (`tokenAddress` null for the chain's native asset; `priceUSD`/`valueUSD` null when the
+/// (`walletAddress` EIP-55 checksummed; `tokenAddress` null for the chain's native asset; `priceUSD`/`valueUSD` null when the
 /// source did not price it; `source` one of `"balanceProvider"`, `"rpc"`, `"apiKey"`,
 /// `"proxyUrl"`, `"hosted"`). On failure it is not written.
 ///

@@ -49,7 +49,7 @@ use serde_json::{Map, Value};
 
 use crate::blocking::{wait_for_raw, wait_sliced};
 use crate::conversions::{chain_id_arg, given, json_to_py, str_arg, text_opt, type_name};
-use crate::errors::to_py_err;
+use crate::errors::{as_option_error, option_type_error, to_py_err};
 use crate::events::{
     CallbackSlot, PyDepositAddresses, PyDetectedDeposit, PyLifecycleEvent, PyNotification,
     PyRecoveryResult, PyRefundEligibility, PyRefundResult, PySweepResult,
@@ -544,9 +544,16 @@ fn nested_opt<T: DeserializeOwned>(
             ));
         }
     }
-    serde_json::from_value(Value::Object(map))
-        .map(Some)
-        .map_err(|e| config_error(py, pythonize(&format!("invalid {name}: {e}"))))
+    serde_json::from_value(Value::Object(map)).map(Some).map_err(|e| {
+        let message = pythonize(&format!("invalid {name}: {e}"));
+        // serde says "invalid type: …" for a value of the wrong JSON type: a type error under
+        // the options' rule, like a wrong type anywhere else.
+        if e.to_string().starts_with("invalid type") {
+            option_type_error(py, message)
+        } else {
+            config_error(py, message)
+        }
+    })
 }
 
 /// The options of `DepositClient(...)`, in the order of its signature.
@@ -960,14 +967,15 @@ impl PyDepositClient {
             event_queue_capacity,
             store_path,
         };
-        let mut config = build_config(owner_address, destination, &options)?;
+        let mut config = build_config(owner_address, destination, &options)
+            .map_err(|e| as_option_error(py, e))?;
         let mut callbacks = Vec::new();
         if let Some(callback) = given(on_deposit_event) {
             if !callback.is_callable() {
-                return Err(PyTypeError::new_err(format!(
-                    "on_deposit_event must be callable, not {}",
-                    type_name(callback)
-                )));
+                return Err(option_type_error(
+                    py,
+                    format!("on_deposit_event must be callable, not {}", type_name(callback)),
+                ));
             }
             let slot = CallbackSlot::new(callback.clone().unbind());
             let held = Arc::clone(&slot);
@@ -1016,7 +1024,9 @@ impl PyDepositClient {
                     "set_destination() takes a destination or chain_id/address/token keywords, not both",
                 ));
             }
-            Some(destination) => destination_arg(destination)?,
+            Some(destination) => {
+                destination_arg(destination).map_err(|e| as_option_error(py, e))?
+            }
             None => {
                 if given(chain_id).is_none() {
                     return Err(PyTypeError::new_err(
@@ -1027,7 +1037,7 @@ impl PyDepositClient {
                 dict.set_item(intern!(py, "chain_id"), chain_id)?;
                 dict.set_item(intern!(py, "address"), address)?;
                 dict.set_item(intern!(py, "token"), token)?;
-                destination_arg(dict.as_any())?
+                destination_arg(dict.as_any()).map_err(|e| as_option_error(py, e))?
             }
         };
         let client = self.client(py)?;

@@ -470,7 +470,7 @@ impl PyDevnet {
                     py,
                     Error::invalid_argument(format!(
                         "mode must be \"fail\" or \"reject\", got {}",
-                        quote(&other)
+                        quote(other)
                     )),
                 ));
             }
@@ -517,7 +517,7 @@ impl PyDevnet {
                     py,
                     Error::invalid_argument(format!(
                         "service must be one of \"jwt\", \"signer\", \"ua\", \"user-rpc\", got {}",
-                        quote(&service)
+                        quote(service)
                     )),
                 )
             })?;

@@ -6,7 +6,7 @@
 //! exception the package raises for a core error through [`to_py_err`].
 
 use depositkit_core::{Error, ErrorKind, RpcErrorObject};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -87,6 +87,38 @@ fn build_exception<'py>(py: Python<'py>, err: &Error) -> PyResult<Bound<'py, PyA
         exception.setattr(intern!(py, "rpc_data"), data)?;
     }
     Ok(exception)
+}
+
+/// What reading an option raised, under the one rule for options (`exceptions.py`,
+/// `ConfigurationTypeError`): a plain `TypeError` (a wrong type, found by a conversion helper
+/// shared with method arguments) becomes a `ConfigurationTypeError` with the same message — a
+/// `ConfigurationError` that is also a `TypeError`; everything else passes unchanged.
+pub(crate) fn as_option_error(py: Python<'_>, err: PyErr) -> PyErr {
+    let is_plain_type_error = err.is_instance_of::<PyTypeError>(py)
+        && class_of(py, ErrorKind::DepositSdk)
+            .map(|base| !err.is_instance(py, base.as_any()))
+            .unwrap_or(false);
+    if !is_plain_type_error {
+        return err;
+    }
+    let message = err.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+    option_type_error(py, message)
+}
+
+/// A `ConfigurationTypeError` (see [`as_option_error`]) with `message`.
+pub(crate) fn option_type_error(py: Python<'_>, message: String) -> PyErr {
+    let built = py
+        .import(EXCEPTIONS_MODULE)
+        .and_then(|module| module.getattr(intern!(py, "ConfigurationTypeError")))
+        .and_then(|class| class.call1((message.as_str(),)));
+    match built {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(failure) => {
+            let fallback = PyTypeError::new_err(message);
+            fallback.set_cause(py, Some(failure));
+            fallback
+        }
+    }
 }
 
 /// `[(class_name, code)]` for every error kind, in code order: the table `exceptions.py` reads

@@ -23,7 +23,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
 
 use crate::blocking::wait_for;
 use crate::conversions::{json_to_py, str_arg, type_name};
-use crate::errors::to_py_err;
+use crate::errors::{as_option_error, to_py_err};
 use crate::fork::Origin;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -88,20 +88,26 @@ impl PyUserRpcClient {
         max_retries: Option<&Bound<'_, PyAny>>,
         user_agent: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let base_url = str_arg(base_url, "base_url")?;
-        let project_id = str_arg(project_id, "project_id")?;
-        let server_key = str_arg(server_key, "server_key")?;
-        let mut options = UserRpcClientOptions::default();
-        if let Some(timeout) = timeout {
-            options.timeout = timeout_arg(timeout)?;
-        }
-        if let Some(max_retries) = max_retries {
-            options.retry =
-                RetryPolicy { max_retries: max_retries_arg(max_retries)?, ..options.retry };
-        }
-        if let Some(user_agent) = user_agent {
-            options.user_agent = user_agent_arg(user_agent)?;
-        }
+        // A wrong type of any of them is a ConfigurationTypeError (the options' one rule).
+        let read = || -> PyResult<_> {
+            let base_url = str_arg(base_url, "base_url")?;
+            let project_id = str_arg(project_id, "project_id")?;
+            let server_key = str_arg(server_key, "server_key")?;
+            let mut options = UserRpcClientOptions::default();
+            if let Some(timeout) = timeout {
+                options.timeout = timeout_arg(timeout)?;
+            }
+            if let Some(max_retries) = max_retries {
+                options.retry =
+                    RetryPolicy { max_retries: max_retries_arg(max_retries)?, ..options.retry };
+            }
+            if let Some(user_agent) = user_agent {
+                options.user_agent = user_agent_arg(user_agent)?;
+            }
+            Ok((base_url, project_id, server_key, options))
+        };
+        let (base_url, project_id, server_key, options) =
+            read().map_err(|e| as_option_error(py, e))?;
         let client = core::UserRpcClient::new(&base_url, &project_id, &server_key, options)
             .map_err(|err| to_py_err(py, err))?;
         Ok(PyUserRpcClient {
@@ -352,7 +358,7 @@ fn utc_datetime<'py>(
             py,
             Error::new(
                 ErrorKind::Protocol,
-                format!("{field} {} cannot be a datetime.datetime: {why}", quote(&text)),
+                format!("{field} {} cannot be a datetime.datetime: {why}", quote(text)),
             ),
         )
     };

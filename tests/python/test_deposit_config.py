@@ -1,6 +1,6 @@
 """depositkit.DepositClient's options (spec §4) and depositkit.Devnet's admin API: every
 ConfigurationError case names the option (as Python spells it) and the value, is a ValueError,
-and is raised before any request; wrong types are TypeErrors."""
+and is raised before any request; wrong types are ConfigurationTypeErrors (ConfigurationError and TypeError)."""
 
 from __future__ import annotations
 
@@ -110,7 +110,6 @@ def test_credentials_in_a_url_are_never_echoed() -> None:
 @pytest.mark.parametrize(
     ("options", "fragment"),
     [
-        ({"bogus": 1}, "bogus"),
         ({"polling_interval_ms": "3000"}, "polling_interval_ms must be an int, not str"),
         ({"polling_interval_ms": True}, "polling_interval_ms must be an int, not bool"),
         ({"reconcile_interval_ms": "50"}, "reconcile_interval_ms must be an int, not str"),
@@ -124,15 +123,41 @@ def test_credentials_in_a_url_are_never_echoed() -> None:
         ({"services_url": 5}, "services_url must be a str, not int"),
         ({"refund": [("enabled", True)]}, "refund must be a dict, not list"),
         ({"funding": {"api_key": object()}}, "funding.api_key must hold only"),
+        ({"notifications": {"render_item": lambda item: "x"}}, "notifications.render_item must hold only"),
+        ({"refund": {"enabled": "yes"}}, "invalid refund: invalid type: string \"yes\", expected a boolean"),
+        ({"notifications": {"max": "3"}}, "invalid notifications: invalid type: string \"3\""),
+        ({"store_path": 3}, "store_path must be a str or os.PathLike, not int"),
         ({"destination": "arbitrum"}, "destination must be a dict with chain_id, address and token"),
         ({"destination": {"chain_id": "42161"}}, "destination.chain_id must be an int, not str"),
         ({"destination": {"chain_id": 1, "token": 5}}, "destination.token must be a TokenType or str, not int"),
     ],
 )
-def test_wrong_types_are_type_errors(options: dict[str, Any], fragment: str) -> None:
+def test_wrong_types_are_configuration_errors_that_are_type_errors(options: dict[str, Any], fragment: str) -> None:
+    # The one rule for options (top level and nested alike): a ConfigurationError naming the
+    # option, which for a wrong type is a ConfigurationTypeError, also a TypeError.
     destination = options.pop("destination", None)
-    with raises_exactly(TypeError, fragment):
+    with raises_exactly(depositkit.ConfigurationTypeError, fragment, builtin=TypeError) as info:
         client(OWNER, destination, **options)
+    assert isinstance(info.value, ConfigurationError) and isinstance(info.value, ValueError)
+    assert info.value.code == 200 and info.value.kind == "ConfigurationError"  # type: ignore[attr-defined]
+
+
+def test_an_unknown_keyword_is_pythons_own_type_error() -> None:
+    with raises_exactly(TypeError, "bogus"):
+        client(OWNER, None, bogus=1)
+
+
+def test_set_destination_and_user_rpc_options_follow_the_same_rule() -> None:
+    c = client(OWNER, None)
+    with raises_exactly(depositkit.ConfigurationTypeError, "destination.chain_id must be an int, not str"):
+        c.set_destination({"chain_id": "8453"})
+    with raises_exactly(ConfigurationError, "Invalid destination chain ID: 7"):
+        c.set_destination(7)
+    c.close()
+    with raises_exactly(depositkit.ConfigurationTypeError, "timeout must be a number of seconds", builtin=TypeError):
+        depositkit.UserRpcClient("http://127.0.0.1:1", "p", "k", timeout="5")  # type: ignore[arg-type]
+    with raises_exactly(depositkit.ConfigurationTypeError, "base_url must be a str, not int"):
+        depositkit.UserRpcClient(5, "p", "k")  # type: ignore[arg-type]
 
 
 def test_accepted_forms_of_the_options() -> None:

@@ -72,8 +72,17 @@ class TestHierarchy:
     def test_every_core_kind_has_its_class_and_nothing_more(self) -> None:
         kinds = dict(_native._error_kinds())
         assert kinds == {name: code for name, (code, _) in HIERARCHY.items()}
-        assert set(exceptions.__all__) == set(HIERARCHY)
+        assert set(exceptions.__all__) == set(HIERARCHY) | {"ConfigurationTypeError"}
         assert len(set(kinds.values())) == len(kinds), "codes are unique"
+
+    def test_a_wrong_option_type_is_a_configuration_error_and_a_type_error(self) -> None:
+        cls = exceptions.ConfigurationTypeError
+        assert depositkit.ConfigurationTypeError is cls
+        assert cls.__bases__ == (exceptions.ConfigurationError, TypeError)
+        assert issubclass(cls, ValueError) and issubclass(cls, DepositSDKError)
+        assert (cls.code, cls.kind) == (200, "ConfigurationError")
+        again = pickle.loads(pickle.dumps(cls("x must be an int, not str")))
+        assert type(again) is cls and str(again) == "x must be an int, not str"
 
     @pytest.mark.parametrize("name", list(HIERARCHY))
     def test_constructed_from_python_with_one_message(self, name: str) -> None:

@@ -684,9 +684,15 @@ def test_the_balance_provider_answers_in_either_shape(
     ]
     client = make_chain_client()
     addresses = client.initialize()
-    client.set_evm_wallet(base, address=account)
-    client.set_balance_provider(lambda request: answers.pop(0))
+    client.set_evm_wallet(base, address=account.lower())
+    requests: list[Any] = []
+    client.set_balance_provider(lambda request: requests.append(request) or answers.pop(0))
     (first,) = client.get_wallet_balances()
+    # Every EVM wallet address depositkit hands out is EIP-55 checksummed, whatever case the host
+    # gave it in: the provider's request, the balance and the transfer (docs/funding.md §3).
+    assert requests[0]["evmAddress"] == to_checksum_address(account) != account.lower()
+    assert first.wallet_address == to_checksum_address(account)
+    assert first.to_dict()["walletAddress"] == to_checksum_address(account)
     assert (first.raw_amount, first.price_usd, first.value_usd) == (held, None, None)
     (second,) = client.get_wallet_balances()
     assert (second.chain_id, second.token, second.raw_amount, second.price_usd) == (BASE, "ETH", held, 2500.0)

@@ -429,7 +429,8 @@ def test_configuration_errors_never_echo_secrets() -> None:
     ],
 )
 def test_bad_configuration_types(args: tuple[Any, ...], kwargs: dict[str, Any], fragments: list[str]) -> None:
-    with raises_exactly(TypeError, *fragments):
+    # Options: a wrong type is a ConfigurationError that is also a TypeError.
+    with raises_exactly(depositkit.ConfigurationTypeError, *fragments, builtin=TypeError):
         UserRpcClient(*args, **kwargs)
 
 

@@ -23,7 +23,10 @@
 //! One file may hold the state of several owners (rows are keyed by owner). Within a process
 //! the clients on one file share one connection; an owner is held by one live client at a time.
 //! Across processes the file is locked (`locking_mode=EXCLUSIVE`): a second process gets a
-//! `Configuration` error naming the file instead of two clients sweeping one account.
+//! `Configuration` error naming the file instead of two clients sweeping one account. Opening is
+//! serialised across processes by an OS lock beside the file (`open_gate`), so that processes
+//! starting at the same moment leave exactly one owner. A file this version cannot read is a
+//! `Configuration` error naming the path, wherever that is found out (`StoreCause`).
 
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};

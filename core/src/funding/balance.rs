@@ -114,7 +114,7 @@ impl FundingBalance {
         self.value_usd
     }
 
-    /// The funding wallet holding it.
+    /// The funding wallet holding it: an EVM address EIP-55 checksummed, a Solana one base58.
     pub fn wallet_address(&self) -> &str {
         &self.wallet_address
     }

@@ -22,7 +22,8 @@ pub(crate) struct Wallets {
     pub(crate) balance_provider: Option<Arc<Serialized>>,
 }
 
-/// An EVM funding wallet: its provider and, once known, its address (lower-case).
+/// An EVM funding wallet: its provider and, once known, its address (EIP-55 checksummed,
+/// as wallets show it and as every face hands it out).
 #[derive(Clone)]
 pub(crate) struct EvmWallet {
     pub(crate) provider: Arc<Serialized>,

@@ -85,6 +85,7 @@ from ._native import (
 from .exceptions import (
     AuthenticationError,
     ConfigurationError,
+    ConfigurationTypeError,
     DepositSDKError,
     DepositTimeoutError,
     FundingError,
@@ -158,6 +159,7 @@ __all__ = [
     "DepositSDKError",
     "InvalidArgumentError",
     "ConfigurationError",
+    "ConfigurationTypeError",
     "AuthenticationError",
     "JwtError",
     "UniversalAccountError",

@@ -598,7 +598,8 @@ class UserRpcClient:
                 a day (``"invalid timeout 0: ..."``); ``max_retries`` is negative or too large
                 (``"invalid max_retries -1: ..."``); ``user_agent`` holds control characters.
                 No request is sent.
-            TypeError: ``base_url``, ``project_id``, ``server_key`` or ``user_agent`` is not a
+            ConfigurationTypeError: (a ``ConfigurationError`` that is also a ``TypeError``)
+                ``base_url``, ``project_id``, ``server_key`` or ``user_agent`` is not a
                 ``str``; ``timeout`` is not an ``int`` or ``float``; ``max_retries`` is not an
                 ``int`` (``bool`` is refused for both).
         """
@@ -1474,7 +1475,7 @@ class WalletBalancesRequestDict(TypedDict):
     source gets."""
 
     evmAddress: Optional[str]
-    """The EVM funding wallet (lower-case), or ``None`` when none is connected."""
+    """The EVM funding wallet, EIP-55 checksummed, or ``None`` when none is connected."""
     solanaAddress: Optional[str]
     """The Solana funding wallet (base58), or ``None``."""
     chainIds: list[int]
@@ -1549,7 +1550,7 @@ class FundingBalance:
         """The balance's USD value, when the source priced it."""
     @property
     def wallet_address(self) -> str:
-        """The funding wallet holding it (EVM lower-case, Solana base58)."""
+        """The funding wallet holding it (EVM EIP-55 checksummed, Solana base58)."""
     @property
     def source(self) -> BalanceSourceName:
         """Where the balance was read."""
@@ -1913,8 +1914,14 @@ class DepositClient:
                 started again on it (even after the process was killed mid-sweep) resumes every
                 deposit where it was, resolves a send that may have happened with the same
                 quote (never a second one), and continues the event ids. One process at a
-                time; one live client per owner (several owners may share a file). ``None``:
-                state lives in memory and a new client starts over.
+                time: processes that start on one file at the same moment leave exactly one
+                owner, the others wait up to 2 s and get ``ConfigurationError`` ("… is in use by
+                another process"); openings are serialised through ``<store_path>-lock``
+                beside it. One live client per owner (several owners may share a file). A file
+                that is not a store this version can read (not SQLite, damaged pages, a record
+                it cannot parse) is a ``ConfigurationError`` naming the path; a newer schema
+                names both versions. ``None``: state lives in memory and a new client starts
+                over.
 
         Raises:
             ConfigurationError: an option's value is invalid; the message names the option by
@@ -1929,9 +1936,12 @@ class DepositClient:
                 minimum; a negative or non-finite ``min_value_usd``; a URL that is not http(s) or
                 carries credentials; an unknown key in a nested option dict. Also a
                 ``ValueError``.
-            TypeError: an unknown keyword, or a value of the wrong type (``polling_interval_ms``
-                given as ``str``, ``auto_sweep`` not a ``bool``, a non-callable
-                ``on_deposit_event``).
+            ConfigurationTypeError: (a ``ConfigurationError`` that is also a ``TypeError``) an
+                option of the wrong type, at the top level or in a nested dict
+                (``polling_interval_ms`` given as ``str``, ``auto_sweep`` not a ``bool``, a
+                non-callable ``on_deposit_event``, a callable in ``notifications``, ``"yes"`` for
+                ``refund.enabled``), named as Python spells it.
+            TypeError: an unknown keyword (Python's own call error).
         """
     def initialize(self) -> DepositAddresses:
         """Opens the intermediary session (JWT service), checks the signer's wallet against
@@ -1978,7 +1988,8 @@ class DepositClient:
         Raises:
             ConfigurationError: the chain id, address or token is invalid (as for the
                 constructor's ``destination``); the old destination stays.
-            TypeError: both forms, or neither, were given; a value of the wrong type.
+                ``ConfigurationTypeError`` (also a ``TypeError``) for a value of the wrong type.
+            TypeError: both forms, or neither, were given.
         """
     def get_destination(self) -> DestinationDict:
         """The current destination (spec §4 ``getDestination``).

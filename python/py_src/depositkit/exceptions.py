@@ -25,6 +25,7 @@ __all__ = [
     "DepositSDKError",
     "InvalidArgumentError",
     "ConfigurationError",
+    "ConfigurationTypeError",
     "AuthenticationError",
     "JwtError",
     "UniversalAccountError",
@@ -58,6 +59,18 @@ class InvalidArgumentError(DepositSDKError, ValueError):
 
 class ConfigurationError(DepositSDKError, ValueError):
     """Invalid configuration: chain id, address or token invalid, or token not deliverable."""
+
+
+class ConfigurationTypeError(ConfigurationError, TypeError):
+    """An option of the wrong type (a callable where strings belong, a str where an int does).
+
+    The one rule for options, top-level keywords and nested dicts alike: every bad option raises
+    a :class:`ConfigurationError` naming the option; when its type is wrong the error is this
+    subclass, so ``except TypeError`` catches it as Python code expects, and ``except
+    ConfigurationError`` (or ``ValueError``) catches every bad option. Its ``code`` and ``kind``
+    are ``ConfigurationError``'s. Arguments of methods that are not options (a cursor, an
+    amount) raise plain ``TypeError`` for a wrong type, as Python's own functions do.
+    """
 
 
 class AuthenticationError(DepositSDKError):
@@ -123,8 +136,9 @@ def _set_codes() -> None:
     codes = dict(_native._error_kinds())
     for name in __all__:
         cls = globals()[name]
-        cls.code = codes[name]
-        cls.kind = name
+        kind = "ConfigurationError" if cls is ConfigurationTypeError else name
+        cls.code = codes[kind]
+        cls.kind = kind
 
 
 _set_codes()
