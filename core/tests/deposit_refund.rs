@@ -278,7 +278,10 @@ fn an_ambiguous_refund_send_is_resolved_without_paying_twice() {
     let error = pending.error.clone().unwrap();
     assert!(error.contains("is unknown"), "{error}");
     let quote_id = pending.quote_id.clone().unwrap();
-    assert!(!client.can_refund(&id).unwrap().eligible);
+    // can_refund gives the answer refund acts on: admitted, resolving the same quote.
+    let eligibility = client.can_refund(&id).unwrap();
+    assert!(eligibility.eligible, "{eligibility:?}");
+    assert!(eligibility.message.contains("resolves it with the same quote"), "{eligibility:?}");
     let err = client.sweep(&id).unwrap_err();
     assert!(err.message().contains("being refunded"), "{err}");
     net.devnet.clear_faults();

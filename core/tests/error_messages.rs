@@ -82,9 +82,12 @@ fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
         let path = entry.unwrap().path();
         if path.is_dir() {
             if path.file_name().is_some_and(|n| n != "tests") {
+                // `tests/` folders and `tests.rs` files are test modules.
                 sources(&path, out);
             }
-        } else if path.extension().is_some_and(|e| e == "rs") {
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && path.file_name().is_some_and(|n| n != "tests.rs")
+        {
             let text = std::fs::read_to_string(&path).unwrap();
             let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default().to_owned();
             out.push((path.display().to_string(), code));

@@ -113,9 +113,11 @@ pub unsafe extern "C" fn depositkit_deposit_client_refund(
 /// failed sweep, else `"user_requested"`) and `refundAddress` / `refundToSender` name the
 /// receiver (the original sender, or the owner). When not, `reason` is
 /// `"address_type_mismatch"` or `"below_minimum"` when one of them is why, and absent
-/// otherwise (a deposit unknown, being swept, credited, already refunded, or whose sweep
-/// outcome is unknown: see `message`). Absent fields are left out, not null. On failure it is
-/// not written.
+/// otherwise (a deposit unknown, being swept now, already being refunded, credited or
+/// refunded: see `message`). It is the answer `depositkit_deposit_client_refund` acts on: a
+/// deposit whose earlier sweep or refund outcome is unknown is eligible, and the refund first
+/// resolves that send with its same quote (never sending twice; `message` says so). Absent
+/// fields are left out, not null. On failure it is not written.
 ///
 /// Returns `DEPOSITKIT_STATUS_OK` (also for an unknown `deposit_id`: not eligible);
 /// `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;

@@ -263,7 +263,11 @@ def test_a_refund_with_an_unknown_outcome_is_pending_then_resolved_with_the_same
     pending = client.refund(detected.id)
     assert pending.status == "pending" and "is unknown" in (pending.error or ""), pending
     assert pending.quote_id
-    assert not client.can_refund(detected.id).eligible
+    # can_refund and refund give one answer (docs/protocol.md, the deposit machine): the refund
+    # is admitted, and resolves the unknown send with its same quote.
+    eligibility = client.can_refund(detected.id)
+    assert eligibility.eligible, eligibility
+    assert "refund() resolves it with the same quote" in eligibility.message
     with raises_exactly(SweepError, "being refunded"):
         client.sweep(detected.id)
     net.clear_faults()

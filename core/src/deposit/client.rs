@@ -18,6 +18,7 @@ use super::events::{
     EventHub, NotificationsCallback, RecordedEvent, RecordedEventCallback, SubscriptionId,
 };
 use super::history::{DEFAULT_PAGE_SIZE, HistoryCaches, MAX_PAGE_SIZE, TokenTransactionFilter};
+use super::machine::{self, Admission, Command, Effect, Illegal, Input, Next, Purpose, Step};
 use super::model::{
     DepositAddresses, DetectedDeposit, RecoveryResult, RefundEligibility, RefundReason,
     RefundResult, RefundStatus, SweepResult, SweepStatus,
@@ -48,88 +49,8 @@ const DROP_TIMEOUT: Duration = Duration::from_secs(2);
 /// [`DepositClient::refund_result`].
 const REMEMBERED_RESULTS: usize = 1000;
 
-/// Where a detected deposit is. A deposit leaves the client's table only when it is credited
-/// (swept or recovered) or refunded — both decided under the state lock by the one serial
-/// executor — so it can never be both, nor refunded twice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DepositState {
-    /// Detected, auto-sweep off: waits for `sweep(id)` or `refund(id)`.
-    Waiting,
-    /// In the executor's queue for a sweep.
-    Queued,
-    /// Being swept now.
-    Sweeping,
-    /// Waiting to be tried again after a failure.
-    RetryWait,
-    /// A sweep's send whose outcome is unknown: resolved automatically (and by `sweep(id)`)
-    /// with the same quote before anything else.
-    Unresolved,
-    /// Its sweep failed for good (and any refund failed or was skipped): the money is in the
-    /// account; `sweep(id)`, `refund(id)` or `recover_funds()` may move it.
-    Failed,
-    /// Auto-refund: waiting `refund.delay_ms` before the next attempt.
-    RefundWait,
-    /// In the executor's queue for a refund.
-    RefundQueued,
-    /// Being refunded now.
-    Refunding,
-    /// A refund's send whose outcome is unknown: resolved automatically with the same quote.
-    RefundUnresolved,
-}
-
-impl DepositState {
-    const ALL: [DepositState; 10] = [
-        DepositState::Waiting,
-        DepositState::Queued,
-        DepositState::Sweeping,
-        DepositState::RetryWait,
-        DepositState::Unresolved,
-        DepositState::Failed,
-        DepositState::RefundWait,
-        DepositState::RefundQueued,
-        DepositState::Refunding,
-        DepositState::RefundUnresolved,
-    ];
-
-    /// The name stored in the deposit store.
-    pub(crate) const fn as_str(self) -> &'static str {
-        match self {
-            DepositState::Waiting => "waiting",
-            DepositState::Queued => "queued",
-            DepositState::Sweeping => "sweeping",
-            DepositState::RetryWait => "retry_wait",
-            DepositState::Unresolved => "unresolved",
-            DepositState::Failed => "failed",
-            DepositState::RefundWait => "refund_wait",
-            DepositState::RefundQueued => "refund_queued",
-            DepositState::Refunding => "refunding",
-            DepositState::RefundUnresolved => "refund_unresolved",
-        }
-    }
-
-    /// The state named `name` ([`as_str`](DepositState::as_str)).
-    pub(crate) fn parse(name: &str) -> Option<DepositState> {
-        DepositState::ALL.into_iter().find(|s| s.as_str() == name)
-    }
-
-    /// Whether money of the deposit is moving or about to: the status is `sweeping`.
-    pub(crate) fn busy(self) -> bool {
-        matches!(
-            self,
-            DepositState::Queued
-                | DepositState::Sweeping
-                | DepositState::RetryWait
-                | DepositState::RefundWait
-                | DepositState::RefundQueued
-                | DepositState::Refunding
-        )
-    }
-
-    /// Whether the deposit's money is spoken for (not stuck): everything but `Failed`.
-    pub(crate) fn live(self) -> bool {
-        self != DepositState::Failed
-    }
-}
+// The deposit lifecycle lives in `machine`: every state change below is a step of it.
+pub(crate) use super::machine::DepositState;
 
 /// A refund under way (or the last one tried) of a deposit still in the table.
 #[derive(Debug, Clone)]
@@ -160,6 +81,48 @@ pub(crate) struct DepositRecord {
     /// Whether a sweep of it failed for good.
     pub sweep_failed: bool,
     pub refund: Option<RefundProgress>,
+}
+
+impl DepositRecord {
+    /// What the machine knows of this record: its state and the send that may be out (the
+    /// attempt's recorded quote, else the unresolved one).
+    pub(crate) fn lifecycle(&self) -> machine::Lifecycle {
+        let sent = self.in_flight.as_ref().or(self.unresolved.as_ref());
+        machine::Lifecycle { state: self.state, unknown: sent.map(|q| purpose_of(q.purpose)) }
+    }
+
+    /// Applies `input` through the machine ([`machine::step`]): the record takes the next
+    /// state when it stays in the table; the engine applies the step's effect and removes a
+    /// record that ended. An illegal input (a stale job) leaves the record as it is.
+    pub(crate) fn advance(&mut self, input: Input) -> std::result::Result<Step, Illegal> {
+        self.advance_after(None, input)
+    }
+
+    /// [`advance`](DepositRecord::advance) at the end of an attempt whose recorded quote the
+    /// engine already took from the record (`sent`): the machine still sees it out.
+    pub(crate) fn advance_after(
+        &mut self,
+        sent: Option<&SentQuote>,
+        input: Input,
+    ) -> std::result::Result<Step, Illegal> {
+        let mut lifecycle = self.lifecycle();
+        if let Some(sent) = sent {
+            lifecycle.unknown = Some(purpose_of(sent.purpose));
+        }
+        let step = machine::step(lifecycle, input)?;
+        if let Next::Open(next) = step.next {
+            self.state = next.state;
+        }
+        Ok(step)
+    }
+}
+
+/// The machine's name of a quote's purpose.
+pub(crate) const fn purpose_of(purpose: QuotePurpose) -> Purpose {
+    match purpose {
+        QuotePurpose::Sweep => Purpose::Sweep,
+        QuotePurpose::Refund => Purpose::Refund,
+    }
 }
 
 /// How a deposit that left the table ended, in the store.
@@ -504,11 +467,7 @@ impl Inner {
                                 deposit,
                                 range,
                                 seq,
-                                state: if auto {
-                                    DepositState::Queued
-                                } else {
-                                    DepositState::Waiting
-                                },
+                                state: machine::detected(auto).0.state,
                                 attempts: 0,
                                 unresolved: None,
                                 in_flight: None,
@@ -518,7 +477,9 @@ impl Inner {
                             },
                         );
                         change.records.extend(state.write_of(&id));
-                        if auto && let Some(tx) = &state.jobs {
+                        if machine::detected(auto).1 == Some(Effect::QueueSweep)
+                            && let Some(tx) = &state.jobs
+                        {
                             // The job waits in the queue until the events below are out:
                             // the executor needs this lock to start it.
                             let _ = tx.send(Job::Sweep { deposit_id: id, reply: None });
@@ -608,46 +569,22 @@ impl Inner {
         let Some(jobs) = state.jobs.clone() else { return Ok(()) };
         for mut record in restored.deposits {
             let id = record.deposit.id.clone();
-            let refunding = matches!(
-                record.state,
-                DepositState::RefundWait
-                    | DepositState::RefundQueued
-                    | DepositState::Refunding
-                    | DepositState::RefundUnresolved
-            );
-            // A quote that may have been sent is resolved with that same quote, first.
+            // A quote that may have been sent is resolved with that same quote, first: the
+            // attempt that resumes finds it as the record's unresolved quote.
             let sent = record.in_flight.take().or_else(|| record.unresolved.take());
-            let (next, job) = match (&sent, record.state) {
-                (Some(q), _) if q.purpose == QuotePurpose::Refund || refunding => {
-                    (DepositState::RefundQueued, Some(false))
-                }
-                (Some(_), _) => (DepositState::Queued, Some(true)),
-                (None, DepositState::Waiting) => (DepositState::Waiting, None),
-                (None, DepositState::Failed) => (DepositState::Failed, None),
-                (None, DepositState::RetryWait) => (DepositState::RetryWait, None),
-                (None, DepositState::RefundWait) => (DepositState::RefundWait, None),
-                (
-                    None,
-                    DepositState::Queued | DepositState::Sweeping | DepositState::Unresolved,
-                ) => (DepositState::Queued, Some(true)),
-                (None, _) => (DepositState::RefundQueued, Some(false)),
-            };
             record.unresolved = sent;
-            record.state = next;
+            let Ok(step) = record.advance(Input::Restarted) else { continue };
             state.deposits.insert(id.clone(), record);
-            match job {
-                Some(true) => drop(jobs.send(Job::Sweep { deposit_id: id, reply: None })),
-                Some(false) => drop(jobs.send(Job::Refund { deposit_id: id, reply: None })),
-                None if next == DepositState::RetryWait => {
-                    let weak = Arc::downgrade(self);
-                    state.after(&self.runtime, self.config.sweep_retry_delay, async move {
-                        if let Some(inner) = weak.upgrade() {
-                            inner.requeue_sweep(&id, DepositState::RetryWait);
-                        }
-                    });
+            match step.effect {
+                Some(Effect::QueueSweep) => {
+                    drop(jobs.send(Job::Sweep { deposit_id: id, reply: None }));
                 }
-                None if next == DepositState::RefundWait => self.schedule_refund(state, &id),
-                None => {}
+                Some(Effect::QueueRefund) => {
+                    drop(jobs.send(Job::Refund { deposit_id: id, reply: None }));
+                }
+                Some(Effect::ScheduleRetry) => self.schedule_retry(state, &id),
+                Some(Effect::ScheduleRefund) => self.schedule_refund(state, &id),
+                _ => {}
             }
         }
         Ok(())
@@ -1112,28 +1049,19 @@ impl DepositClient {
             let Some(record) = state.deposits.get_mut(deposit_id) else {
                 return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
             };
-            match record.state {
-                DepositState::Queued | DepositState::Sweeping | DepositState::RetryWait => {
-                    return Err(Error::new(
-                        ErrorKind::Sweep,
-                        format!("Deposit {} is already being swept", quote(deposit_id)),
-                    ));
-                }
-                DepositState::RefundWait
-                | DepositState::RefundQueued
-                | DepositState::Refunding
-                | DepositState::RefundUnresolved => {
-                    return Err(Error::new(
-                        ErrorKind::Sweep,
-                        format!("Deposit {} is being refunded", quote(deposit_id)),
-                    ));
-                }
-                DepositState::Waiting | DepositState::Failed | DepositState::Unresolved => {}
+            if let Admission::Refuse(why) = machine::admits(record.state, Command::Sweep) {
+                return Err(Error::new(ErrorKind::Sweep, why.message(&quote(deposit_id))));
             }
-            record.state = DepositState::Queued;
+            let Some(jobs) = state.jobs.clone().filter(|tx| !tx.is_closed()) else {
+                return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
+            };
+            let Some(record) = state.deposits.get_mut(deposit_id) else {
+                return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
+            };
+            // Admitted: the step queues the sweep (an unresolved send is resolved first).
+            let queued = record.advance(Input::Requested(Command::Sweep));
             let job = Job::Sweep { deposit_id: deposit_id.to_owned(), reply: Some(reply_tx) };
-            let sent = state.jobs.as_ref().is_some_and(|tx| tx.send(job).is_ok());
-            if !sent {
+            if queued.is_err() || jobs.send(job).is_err() {
                 return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
             }
             let change = state.recount();
@@ -1354,9 +1282,11 @@ impl DepositClient {
 
     /// Whether [`refund`](DepositClient::refund) would try to send deposit `deposit_id` back
     /// now, and to whom (spec §4 `canRefund`). Reads the deposit's senders and prices the
-    /// refund (a quote moves nothing), so `below_minimum` is known; a deposit being swept,
-    /// credited, refunded, or whose sweep outcome is unknown is not eligible (`message` says
-    /// why).
+    /// refund (a quote moves nothing), so `below_minimum` is known. It gives the answer
+    /// [`refund`](DepositClient::refund) acts on (both ask the deposit machine's `admits`): a
+    /// deposit being swept now, already being refunded, credited or refunded is not eligible
+    /// (`message` says why); one whose earlier send's outcome is unknown is eligible, and
+    /// `refund` resolves that send with its same quote first (`message` says so).
     ///
     /// # Errors
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`]

@@ -17,6 +17,7 @@ pub mod config;
 pub mod dispatch;
 pub mod events;
 pub mod history;
+mod machine;
 pub mod model;
 pub mod notifications;
 pub(crate) mod poller;

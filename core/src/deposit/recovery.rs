@@ -22,6 +22,7 @@ use std::sync::Arc;
 use super::client::{CREDITED, DepositState, Inner, closed_write, now_ms};
 use super::config::Destination;
 use super::events::{DepositEvent, DepositPhase};
+use super::machine::{Input, Next};
 use super::model::{DetectedDeposit, RecoveryResult, RecoveryStatus, SweepResult, SweepStatus};
 use super::store::Change;
 use super::sweeper::{Delivery, Progress, SentQuote, delivered, set_progress, take_progress};
@@ -250,6 +251,11 @@ impl Inner {
         let explorer =
             crate::deposit::explorer_tx_url(destination.chain_id, &tx).unwrap_or_default();
         for id in ids {
+            // Recovery moved a failed deposit's money: the machine ends it credited.
+            let recovered = state.deposits.get_mut(&id).map(|r| r.advance(Input::Recovered));
+            if !matches!(recovered, Some(Ok(step)) if step.next == Next::Credited) {
+                continue;
+            }
             let Some(record) = state.deposits.remove(&id) else { continue };
             let sweep = SweepResult {
                 deposit_id: id,

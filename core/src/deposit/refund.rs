@@ -43,6 +43,7 @@ use super::client::{
 };
 use super::config::Destination;
 use super::events::{DepositEvent, DepositPhase};
+use super::machine::{self, Admission, Command, Effect, Input, Next, Purpose};
 use super::model::{
     DetectedDeposit, RefundEligibility, RefundReason, RefundResult, RefundStatus, SweepResult,
 };
@@ -178,8 +179,9 @@ fn unknown_refund(quote_id: &str, why: &str) -> String {
 }
 
 impl Inner {
-    /// Starts the auto-refund of a deposit whose sweep failed for good (state lock held):
-    /// `pending`, then an attempt after `delay_ms`. Returns the update to report.
+    /// Starts the auto-refund of a deposit whose sweep failed for good, which the machine put
+    /// in `RefundWait` (state lock held): `pending`, then an attempt after `delay_ms`. Returns
+    /// the update to report.
     pub(crate) fn start_auto_refund(
         self: &Arc<Self>,
         state: &mut super::client::State,
@@ -187,7 +189,6 @@ impl Inner {
     ) -> Option<RefundResult> {
         let record = state.deposits.get_mut(&deposit.id)?;
         let last = RefundResult::new(deposit, RefundStatus::Pending, RefundReason::SweepFailed);
-        record.state = DepositState::RefundWait;
         record.refund = Some(RefundProgress { attempts: 0, auto: true, last: last.clone() });
         self.schedule_refund(state, &deposit.id);
         Some(last)
@@ -204,26 +205,9 @@ impl Inner {
         let delay = std::time::Duration::from_millis(self.config.refund.delay_ms);
         state.after(&self.runtime, delay, async move {
             if let Some(inner) = weak.upgrade() {
-                inner.requeue_refund(&id, &[DepositState::RefundWait]);
+                inner.due(&id, &[DepositState::RefundWait]);
             }
         });
-    }
-
-    /// Queues a refund of a deposit in one of the states `from`.
-    pub(crate) fn requeue_refund(&self, deposit_id: &str, from: &[DepositState]) {
-        let change = {
-            let mut state = self.state();
-            let Some(tx) = state.jobs.clone() else { return };
-            match state.deposits.get_mut(deposit_id) {
-                Some(record) if from.contains(&record.state) => {
-                    record.state = DepositState::RefundQueued;
-                    let _ = tx.send(Job::Refund { deposit_id: deposit_id.to_owned(), reply: None });
-                }
-                _ => return,
-            }
-            state.recount()
-        };
-        self.emit_status(change);
     }
 
     /// A manual refund request: checks and queues it (`pending`).
@@ -247,37 +231,25 @@ impl Inner {
                 ),
             });
         };
-        match record.state {
-            DepositState::Sweeping => {
-                return Err(Error::new(
-                    ErrorKind::Refund,
-                    format!(
-                        "Deposit {} is being swept now; it can be refunded if the sweep fails",
-                        quote(deposit_id)
-                    ),
-                ));
-            }
-            DepositState::RefundQueued | DepositState::Refunding => {
-                return Err(Error::new(
-                    ErrorKind::Refund,
-                    format!("Deposit {} is already being refunded", quote(deposit_id)),
-                ));
-            }
-            _ => {}
+        // The same answer `can_refund` gives (`machine::admits`).
+        if let Admission::Refuse(why) = machine::admits(record.state, Command::Refund) {
+            return Err(Error::new(ErrorKind::Refund, why.message(&quote(deposit_id))));
         }
-        let previous = record.state;
-        record.state = DepositState::RefundQueued;
-        let last = RefundResult::new(&record.deposit, RefundStatus::Pending, reason);
-        let prior =
-            record.refund.replace(RefundProgress { attempts: 0, auto: false, last: last.clone() });
-        let job = Job::Refund { deposit_id: deposit_id.to_owned(), reply };
-        if state.jobs.as_ref().is_none_or(|tx| tx.send(job).is_err()) {
-            if let Some(record) = state.deposits.get_mut(deposit_id) {
-                record.state = previous;
-                record.refund = prior;
-            }
+        let Some(jobs) = state.jobs.clone().filter(|tx| !tx.is_closed()) else {
             return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
+        };
+        let Some(record) = state.deposits.get_mut(deposit_id) else {
+            return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
+        };
+        // Admitted: the step queues the refund (an unresolved send is resolved first).
+        if record.advance(Input::Requested(Command::Refund)).is_err() {
+            return Err(Error::new(ErrorKind::Internal, "the refund was admitted, then refused"));
         }
+        let last = RefundResult::new(&record.deposit, RefundStatus::Pending, reason);
+        record.refund = Some(RefundProgress { attempts: 0, auto: false, last: last.clone() });
+        // The executor needs this lock to take the job, so it cannot run before the record
+        // and its event are saved below; the receiver lives as long as the client.
+        let _ = jobs.send(Job::Refund { deposit_id: deposit_id.to_owned(), reply });
         // Saved and reported before the executor can take the job (it needs this lock).
         let records = state.write_of(deposit_id).into_iter().collect();
         self.hub.commit(Change {
@@ -305,11 +277,13 @@ impl Inner {
                     gone.unwrap_or_else(|| format!("Deposit {} not found", quote(deposit_id)));
                 return manual.then(|| Err(Error::new(ErrorKind::Refund, why)));
             };
-            if record.state != DepositState::RefundQueued {
+            // A refund job starts only a deposit queued for a refund.
+            if record.state != DepositState::RefundQueued
+                || record.advance(Input::AttemptStarted).is_err()
+            {
                 let why = format!("Deposit {} is no longer queued for a refund", quote(deposit_id));
                 return manual.then(|| Err(Error::new(ErrorKind::Refund, why)));
             }
-            record.state = DepositState::Refunding;
             let deposit = record.deposit.clone();
             let progress = record.refund.get_or_insert_with(|| RefundProgress {
                 attempts: 0,
@@ -541,8 +515,8 @@ impl Inner {
                 );
             update = progress.last.clone();
             update.attempts = progress.attempts;
-            // The deposit's next state; `None`: it leaves the table.
-            let mut next: Option<DepositState> = Some(DepositState::Failed);
+            // What happened, for the machine (a refund that cannot be made by default).
+            let mut input = Input::Skipped;
             let mut unresolved = None;
             match outcome {
                 RefundOutcome::Refunded { sent, answer } => {
@@ -562,7 +536,7 @@ impl Inner {
                     update.explorer_url = Some(explorer_url).filter(|u| !u.is_empty());
                     update.quote_id = Some(sent.quote.quote_id.clone());
                     update.error = None;
-                    next = None;
+                    input = Input::Refunded;
                 }
                 RefundOutcome::Skipped { reason, message } => {
                     update.status = RefundStatus::Skipped;
@@ -581,8 +555,9 @@ impl Inner {
                             "attempt {} of {max_attempts} failed: {message}",
                             progress.attempts
                         ));
-                        next = Some(DepositState::RefundWait);
+                        input = Input::Failed { again: true, auto_refund: false };
                     } else {
+                        input = Input::Failed { again: false, auto_refund: false };
                         update.status = RefundStatus::Failed;
                         update.error = Some(if progress.auto {
                             format!("{message} (after {} attempts)", progress.attempts)
@@ -604,7 +579,7 @@ impl Inner {
                     update.refunded_to = Some(sent.destination.address.clone());
                     update.refunded_to_sender = Some(sent.to_sender);
                     update.quote_id = Some(sent.quote.quote_id.clone());
-                    next = Some(DepositState::RefundUnresolved);
+                    input = Input::OutcomeUnknown(Purpose::Refund);
                     unresolved = Some(sent);
                 }
                 RefundOutcome::SweepCredited(sweep) => {
@@ -632,20 +607,31 @@ impl Inner {
                         Some(sweep.explorer_url.clone()).filter(|url| !url.is_empty());
                     events.push(DepositEvent::Lifecycle(event));
                     state.remember_result(sweep);
-                    next = None;
+                    input = Input::Delivered;
                 }
                 RefundOutcome::SweepUnresolved { message, sent } => {
                     update.status = RefundStatus::Failed;
                     update.error = Some(format!(
                         "Not refunded: {message}. It is resolved automatically; try again later"
                     ));
-                    next = Some(DepositState::Unresolved);
+                    input = Input::OutcomeUnknown(Purpose::Sweep);
                     unresolved = Some(sent);
                 }
             }
             progress.last = update.clone();
-            match next {
-                None => {
+            let stepped = state.deposits.get_mut(&deposit.id).and_then(|record| {
+                let sent = unresolved.as_ref().or(in_flight.as_ref());
+                record.advance_after(sent, input).ok()
+            });
+            // Money that moved ends the deposit even if the table lost track of it.
+            let ended = match stepped.map(|s| s.next) {
+                Some(Next::Open(_)) => false,
+                Some(Next::Credited | Next::Refunded) => true,
+                None => matches!(input, Input::Refunded | Input::Delivered),
+            };
+            let effect = stepped.and_then(|s| s.effect);
+            match ended {
+                true => {
                     if let Some(mut record) = state.deposits.remove(&deposit.id) {
                         record.refund = Some(progress);
                         // A refund sent it back; a sweep found delivered credited it.
@@ -659,9 +645,8 @@ impl Inner {
                     state.remember_refund(update.clone());
                     change.refund_results.push(update.clone());
                 }
-                Some(next) => {
+                false => {
                     let rounds = state.deposits.get_mut(&deposit.id).map(|record| {
-                        record.state = next;
                         record.refund = Some(progress);
                         if unresolved.is_some() {
                             record.unresolved = unresolved;
@@ -674,9 +659,11 @@ impl Inner {
                         change.refund_results.push(update.clone());
                     }
                     change.records.extend(state.write_of(&deposit.id));
-                    match next {
-                        DepositState::RefundWait => self.schedule_refund(&mut state, &deposit.id),
-                        DepositState::RefundUnresolved | DepositState::Unresolved => {
+                    match effect {
+                        Some(Effect::ScheduleRefund) => {
+                            self.schedule_refund(&mut state, &deposit.id);
+                        }
+                        Some(Effect::ScheduleReconcile) => {
                             if let Some(rounds) = rounds {
                                 self.schedule_reconcile(&mut state, &deposit.id, rounds);
                             }
@@ -712,34 +699,30 @@ impl Inner {
             refund_address: None,
             refund_to_sender: None,
         };
-        let (deposit, range, sweep_failed) = {
+        let (deposit, range, sweep_failed, caveat) = {
             let state = self.state();
             let Some(record) = state.deposits.get(deposit_id) else {
                 return Ok(not(state
                     .gone_reason(deposit_id)
                     .unwrap_or_else(|| format!("Deposit {} not found", quote(deposit_id)))));
             };
-            let id = quote(deposit_id);
-            match record.state {
-                DepositState::Sweeping => {
-                    return Ok(not(format!("Deposit {id} is being swept now")));
-                }
-                DepositState::RefundQueued | DepositState::Refunding => {
-                    return Ok(not(format!("Deposit {id} is already being refunded")));
-                }
-                DepositState::Unresolved => {
-                    return Ok(not(format!(
-                        "The outcome of deposit {id}'s sweep is unknown; it is being resolved, and the deposit can be refunded once the sweep is known not to have been delivered"
-                    )));
-                }
-                DepositState::RefundUnresolved => {
-                    return Ok(not(format!(
-                        "The outcome of deposit {id}'s refund is unknown; it is being resolved"
-                    )));
-                }
-                _ => {}
+            // The same answer `refund` acts on (`machine::admits`).
+            if let Admission::Refuse(why) = machine::admits(record.state, Command::Refund) {
+                return Ok(not(why.message(&quote(deposit_id))));
             }
-            (record.deposit.clone(), record.range, record.sweep_failed)
+            let caveat = match record.state {
+                DepositState::Unresolved => Some(
+                    "; its earlier sweep's outcome is unknown: refund() first resolves that sweep \
+                     with its same quote and refunds only if it was not delivered (if it was, \
+                     the deposit is credited instead)",
+                ),
+                DepositState::RefundUnresolved => Some(
+                    "; its earlier refund's outcome is unknown: refund() resolves it with the same \
+                     quote (never a second refund)",
+                ),
+                _ => None,
+            };
+            (record.deposit.clone(), record.range, record.sweep_failed, caveat)
         };
         let (address, to_sender) = match self.refund_receiver(&deposit, range).await? {
             Receiver::To { address, to_sender } => (address, to_sender),
@@ -790,7 +773,7 @@ impl Inner {
             } else {
                 RefundReason::UserRequested
             }),
-            message: format!("Refundable to {whom} {address}"),
+            message: format!("Refundable to {whom} {address}{}", caveat.unwrap_or_default()),
             refund_address: Some(address),
             refund_to_sender: Some(to_sender),
         })

@@ -37,6 +37,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::client::{CREDITED, DepositState, Inner, closed_write};
 use super::config::{Destination, MAX_SWEEP_ATTEMPTS};
 use super::events::{DepositEvent, DepositPhase};
+use super::machine::{Effect, Input, Next, Purpose};
 use super::model::{
     DeliveredAmount, DetectedDeposit, RecoveryResult, RefundResult, SweepResult, SweepStatus,
     explorer_tx_url,
@@ -148,13 +149,15 @@ impl Inner {
             let mut state = self.state();
             let destination = state.destination.clone();
             let record = state.deposits.get_mut(deposit_id)?;
-            if record.state != DepositState::Queued {
+            // A sweep job starts only a deposit queued for a sweep.
+            if record.state != DepositState::Queued
+                || record.advance(Input::AttemptStarted).is_err()
+            {
                 let why = format!(
                     "Deposit {deposit_id} is no longer queued for a sweep (a refund took it over)"
                 );
                 return manual.then(|| failed_result(deposit_id, why));
             }
-            record.state = DepositState::Sweeping;
             record.attempts += 1;
             let prior = record.unresolved.take();
             // Still the quote to resolve, should the process die during this attempt.
@@ -219,6 +222,11 @@ impl Inner {
                 state.deposits.get_mut(&deposit.id).and_then(|record| record.in_flight.take());
             match outcome {
                 Outcome::Credited(sweep) => {
+                    if let Some(record) = state.deposits.get_mut(&deposit.id) {
+                        // Delivered money is credited whatever the table said.
+                        let credited = record.advance_after(in_flight.as_ref(), Input::Delivered);
+                        debug_assert!(credited.is_ok_and(|s| s.next == Next::Credited));
+                    }
                     if let Some(record) = state.deposits.remove(&deposit.id) {
                         change.records.push(closed_write(&record, CREDITED));
                     }
@@ -265,17 +273,17 @@ impl Inner {
                             .get(&deposit.id)
                             .is_some_and(|r| r.attempts < MAX_SWEEP_ATTEMPTS);
                     result = failed_result(&deposit.id, error.clone());
+                    let auto_refund =
+                        !retry && !manual && self.config.refund.enabled && !self.is_closed();
+                    let stepped = state.deposits.get_mut(&deposit.id).and_then(|record| {
+                        let failed = Input::Failed { again: retry, auto_refund };
+                        record.advance_after(in_flight.as_ref(), failed).ok()
+                    });
+                    let effect = stepped.and_then(|s| s.effect);
                     if retry {
-                        if let Some(record) = state.deposits.get_mut(&deposit.id) {
-                            record.state = DepositState::RetryWait;
+                        if effect == Some(Effect::ScheduleRetry) {
+                            self.schedule_retry(&mut state, &deposit.id);
                         }
-                        let weak = Arc::downgrade(self);
-                        let id = deposit.id.clone();
-                        state.after(&self.runtime, self.config.sweep_retry_delay, async move {
-                            if let Some(inner) = weak.upgrade() {
-                                inner.requeue_sweep(&id, DepositState::RetryWait);
-                            }
-                        });
                     } else {
                         state.remember_result(result.clone());
                         change.sweep_results.push(result.clone());
@@ -288,14 +296,11 @@ impl Inner {
                             Inner::lifecycle(DepositPhase::Failed, deposit, destination);
                         event.error = Some(format!("{error}{attempts_note}"));
                         events.push(DepositEvent::Lifecycle(event));
-                        let auto_refund =
-                            !manual && self.config.refund.enabled && !self.is_closed();
                         if let Some(record) = state.deposits.get_mut(&deposit.id) {
                             record.attempts = 0;
                             record.sweep_failed = true;
-                            record.state = DepositState::Failed;
                         }
-                        if auto_refund
+                        if effect == Some(Effect::ScheduleRefund)
                             && let Some(update) = self.start_auto_refund(&mut state, deposit)
                         {
                             events.push(DepositEvent::Refund(update));
@@ -312,7 +317,9 @@ impl Inner {
                         None,
                     ));
                     let rounds = state.deposits.get_mut(&deposit.id).map(|record| {
-                        record.state = DepositState::Unresolved;
+                        let unknown = Input::OutcomeUnknown(Purpose::Sweep);
+                        // Sweeping takes it in any case: the deposit is Unresolved now.
+                        let _ = record.advance_after(Some(&sent), unknown);
                         record.attempts = 0;
                         record.unresolved = Some(sent.clone());
                         record.reconcile_rounds += 1;
@@ -369,24 +376,47 @@ impl Inner {
         let id = deposit_id.to_owned();
         state.after(&self.runtime, delay, async move {
             if let Some(inner) = weak.upgrade() {
-                inner.requeue_sweep(&id, DepositState::Unresolved);
-                inner.requeue_refund(&id, &[DepositState::RefundUnresolved]);
+                inner.due(&id, &[DepositState::Unresolved, DepositState::RefundUnresolved]);
             }
         });
     }
 
-    /// Puts a deposit that is in state `from` back in the queue for a sweep.
-    pub(crate) fn requeue_sweep(&self, deposit_id: &str, from: DepositState) {
+    /// The sweep of `deposit_id` again after `sweep_retry_delay_ms`.
+    pub(crate) fn schedule_retry(
+        self: &Arc<Self>,
+        state: &mut super::client::State,
+        deposit_id: &str,
+    ) {
+        let weak = Arc::downgrade(self);
+        let id = deposit_id.to_owned();
+        state.after(&self.runtime, self.config.sweep_retry_delay, async move {
+            if let Some(inner) = weak.upgrade() {
+                inner.due(&id, &[DepositState::RetryWait]);
+            }
+        });
+    }
+
+    /// A timer armed for `deposit_id` in one of the states `armed_in` fired
+    /// ([`Input::Due`]): the machine queues its sweep or refund again. A timer that no longer
+    /// applies (the deposit moved on since) does nothing.
+    pub(crate) fn due(&self, deposit_id: &str, armed_in: &[DepositState]) {
         let change = {
             let mut state = self.state();
             let Some(tx) = state.jobs.clone() else { return };
-            match state.deposits.get_mut(deposit_id) {
-                Some(record) if record.state == from => {
-                    record.state = DepositState::Queued;
-                    let _ = tx.send(Job::Sweep { deposit_id: deposit_id.to_owned(), reply: None });
+            let Some(record) = state.deposits.get_mut(deposit_id) else { return };
+            if !armed_in.contains(&record.state) {
+                return;
+            }
+            let job = match record.advance(Input::Due).map(|step| step.effect) {
+                Ok(Some(Effect::QueueSweep)) => {
+                    Job::Sweep { deposit_id: deposit_id.to_owned(), reply: None }
+                }
+                Ok(Some(Effect::QueueRefund)) => {
+                    Job::Refund { deposit_id: deposit_id.to_owned(), reply: None }
                 }
                 _ => return,
-            }
+            };
+            let _ = tx.send(job);
             state.recount()
         };
         self.emit_status(change);
