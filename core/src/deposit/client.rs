@@ -18,7 +18,7 @@ use super::events::{
     EventHub, NotificationsCallback, RecordedEvent, RecordedEventCallback, SubscriptionId,
 };
 use super::history::{DEFAULT_PAGE_SIZE, HistoryCaches, MAX_PAGE_SIZE, TokenTransactionFilter};
-use super::machine::{self, Admission, Command, Effect, Illegal, Input, Next, Purpose, Step};
+use super::machine::{self, Admission, Command, Effect, Input};
 use super::model::{
     DepositAddresses, DetectedDeposit, RecoveryResult, RefundEligibility, RefundReason,
     RefundResult, RefundStatus, SweepResult, SweepStatus,
@@ -27,7 +27,7 @@ use super::notifications::{NotificationRecord, NotificationStore};
 use super::poller::{BalancePoller, Batched, next_tick};
 use super::status::{ClientStatus, Lifecycle, StatusTracker};
 use super::store::{self, AttemptWrite, Change, DepositStore, RecordWrite, Restored};
-use super::sweeper::{Job, SentQuote};
+use super::sweeper::Job;
 use super::watcher::{Detector, Finding, Thresholds};
 use crate::chains::Chain;
 use crate::describe::quote;
@@ -36,10 +36,9 @@ use crate::funding::Funding;
 use crate::onramp::OnrampOrder;
 use crate::runtime::Runtime;
 use crate::services::{
-    AccountClient, AccountInfo, BalanceLine, CallError, JwtClient, QuotePurpose, SessionManager,
-    SignerClient, TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
+    AccountClient, AccountInfo, BalanceLine, CallError, JwtClient, SessionManager, SignerClient,
+    TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
 };
-use crate::units::U256;
 use crate::validate::{evm_address_problem, solana_address_problem};
 
 /// How long `close()` (and drop) waits for the event dispatcher to deliver what is queued.
@@ -52,78 +51,7 @@ const REMEMBERED_RESULTS: usize = 1000;
 // The deposit lifecycle lives in `machine`: every state change below is a step of it.
 pub(crate) use super::machine::DepositState;
 
-/// A refund under way (or the last one tried) of a deposit still in the table.
-#[derive(Debug, Clone)]
-pub(crate) struct RefundProgress {
-    /// Attempts made.
-    pub attempts: u32,
-    /// Automatic (retried up to `refund.max_attempts`) or manual (one attempt).
-    pub auto: bool,
-    /// The latest update.
-    pub last: RefundResult,
-}
-
-#[derive(Debug)]
-pub(crate) struct DepositRecord {
-    pub deposit: DetectedDeposit,
-    /// The range of the account's cumulative `received` it covers (to find its sender).
-    pub range: (U256, U256),
-    pub seq: u64,
-    pub state: DepositState,
-    pub attempts: u32,
-    /// A signed quote whose send outcome is unknown (a sweep's or a refund's).
-    pub unresolved: Option<SentQuote>,
-    /// The signed quote of the attempt running now, recorded before it is sent: a client
-    /// killed meanwhile resolves this quote when it starts again instead of quoting anew.
-    pub in_flight: Option<SentQuote>,
-    /// Automatic resolution rounds of `unresolved` so far.
-    pub reconcile_rounds: u32,
-    /// Whether a sweep of it failed for good.
-    pub sweep_failed: bool,
-    pub refund: Option<RefundProgress>,
-}
-
-impl DepositRecord {
-    /// What the machine knows of this record: its state and the send that may be out (the
-    /// attempt's recorded quote, else the unresolved one).
-    pub(crate) fn lifecycle(&self) -> machine::Lifecycle {
-        let sent = self.in_flight.as_ref().or(self.unresolved.as_ref());
-        machine::Lifecycle { state: self.state, unknown: sent.map(|q| purpose_of(q.purpose)) }
-    }
-
-    /// Applies `input` through the machine ([`machine::step`]): the record takes the next
-    /// state when it stays in the table; the engine applies the step's effect and removes a
-    /// record that ended. An illegal input (a stale job) leaves the record as it is.
-    pub(crate) fn advance(&mut self, input: Input) -> std::result::Result<Step, Illegal> {
-        self.advance_after(None, input)
-    }
-
-    /// [`advance`](DepositRecord::advance) at the end of an attempt whose recorded quote the
-    /// engine already took from the record (`sent`): the machine still sees it out.
-    pub(crate) fn advance_after(
-        &mut self,
-        sent: Option<&SentQuote>,
-        input: Input,
-    ) -> std::result::Result<Step, Illegal> {
-        let mut lifecycle = self.lifecycle();
-        if let Some(sent) = sent {
-            lifecycle.unknown = Some(purpose_of(sent.purpose));
-        }
-        let step = machine::step(lifecycle, input)?;
-        if let Next::Open(next) = step.next {
-            self.state = next.state;
-        }
-        Ok(step)
-    }
-}
-
-/// The machine's name of a quote's purpose.
-pub(crate) const fn purpose_of(purpose: QuotePurpose) -> Purpose {
-    match purpose {
-        QuotePurpose::Sweep => Purpose::Sweep,
-        QuotePurpose::Refund => Purpose::Refund,
-    }
-}
+pub(crate) use super::records::{DepositRecord, RefundProgress, SentQuote};
 
 /// How a deposit that left the table ended, in the store.
 pub(crate) const CREDITED: &str = "credited";

@@ -21,6 +21,7 @@ mod machine;
 pub mod model;
 pub mod notifications;
 pub(crate) mod poller;
+mod records;
 mod recovery;
 mod refund;
 pub mod status;
@@ -59,11 +60,8 @@ pub use poller::{
 pub use status::ClientStatus;
 pub use watcher::{DUST_THRESHOLD_USD, MIN_VALUE_TOLERANCE, meets_token_minimum, token_minimum};
 
-/// The library's built-in project id, sent to the JWT service (spec §5.1: never overridable).
-pub const BUILTIN_PROJECT_ID: &str = "depositkit-builtin-project";
-/// The library's built-in client key, sent to the JWT service.
-pub const BUILTIN_CLIENT_KEY: &str = "ck_depositkit_builtin";
-/// The library's built-in app id, sent to the JWT service.
-pub const BUILTIN_APP_ID: &str = "depositkit-builtin-app";
-/// The `iss` claim of the JWT service's tokens.
-pub const JWT_ISSUER: &str = "depositkit-jwt";
+// The JWT service's constants live with its client (`services` imports nothing from
+// `deposit`); re-exported here, where users have always found them.
+pub use crate::services::jwt::{
+    BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID, JWT_ISSUER,
+};

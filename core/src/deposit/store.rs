@@ -37,12 +37,12 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::client::{DepositRecord, DepositState, RefundProgress};
 use super::config::Destination;
 use super::events::{DepositEvent, RecordedEvent};
+use super::machine::DepositState;
 use super::model::{DetectedDeposit, RefundResult, SweepResult};
 use super::notifications::NotificationRecord;
-use super::sweeper::SentQuote;
+use super::records::{DepositRecord, RefundProgress, SentQuote};
 use super::watcher::DetectorSnapshot;
 use crate::describe::{quote, quote_path};
 use crate::error::{Error, ErrorKind, Result};

@@ -69,18 +69,7 @@ pub(crate) enum Job {
     Recover { reply: oneshot::Sender<Result<Vec<RecoveryResult>>> },
 }
 
-/// A signed quote whose send was attempted.
-#[derive(Debug, Clone)]
-pub(crate) struct SentQuote {
-    pub quote: Quote,
-    pub signature: String,
-    /// Where it delivers (for a refund: the receiver on the source chain, in the deposit's
-    /// token).
-    pub destination: Destination,
-    pub purpose: QuotePurpose,
-    /// For a refund: whether the receiver is the deposit's original sender.
-    pub to_sender: bool,
-}
+pub(crate) use super::records::SentQuote;
 
 /// How a send ended.
 pub(crate) enum Delivery {

@@ -21,11 +21,19 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{CallError, Http, HttpSettings, decode};
-use crate::deposit::{BUILTIN_APP_ID, BUILTIN_CLIENT_KEY, BUILTIN_PROJECT_ID, JWT_ISSUER};
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Reply;
 use crate::registry::WeakRegistry;
+
+/// The library's built-in project id, sent to the JWT service (spec §5.1: never overridable).
+pub const BUILTIN_PROJECT_ID: &str = "depositkit-builtin-project";
+/// The library's built-in client key, sent to the JWT service.
+pub const BUILTIN_CLIENT_KEY: &str = "ck_depositkit_builtin";
+/// The library's built-in app id, sent to the JWT service.
+pub const BUILTIN_APP_ID: &str = "depositkit-builtin-app";
+/// The `iss` claim of the JWT service's tokens.
+pub const JWT_ISSUER: &str = "depositkit-jwt";
 
 /// Clock-skew allowance when checking `exp`, in seconds.
 pub const JWT_LEEWAY_SECS: u64 = 60;

@@ -50,10 +50,10 @@ fn reachable() -> HashSet<Lifecycle> {
     let mut queue: VecDeque<Lifecycle> = seen.iter().copied().collect();
     while let Some(now) = queue.pop_front() {
         for input in every_input() {
-            if let Ok(Step { next: Next::Open(next), .. }) = step(now, input) {
-                if seen.insert(next) {
-                    queue.push_back(next);
-                }
+            if let Ok(Step { next: Next::Open(next), .. }) = step(now, input)
+                && seen.insert(next)
+            {
+                queue.push_back(next);
             }
         }
     }

@@ -1,0 +1,95 @@
+//! The records of the deposits in a client's table: data, and the one way their state changes
+//! (a step of the deposit machine). They sit below the store, which persists them, and the
+//! engine (client, sweeper, refunds, recovery), which acts on them.
+
+use super::config::Destination;
+use super::machine::{self, DepositState, Illegal, Input, Next, Purpose, Step};
+use super::model::{DetectedDeposit, RefundResult};
+use crate::services::{Quote, QuotePurpose};
+use crate::units::U256;
+
+/// A signed quote whose send was attempted.
+#[derive(Debug, Clone)]
+pub(crate) struct SentQuote {
+    pub quote: Quote,
+    pub signature: String,
+    /// Where it delivers (for a refund: the receiver on the source chain, in the deposit's
+    /// token).
+    pub destination: Destination,
+    pub purpose: QuotePurpose,
+    /// For a refund: whether the receiver is the deposit's original sender.
+    pub to_sender: bool,
+}
+
+/// A refund under way (or the last one tried) of a deposit still in the table.
+#[derive(Debug, Clone)]
+pub(crate) struct RefundProgress {
+    /// Attempts made.
+    pub attempts: u32,
+    /// Automatic (retried up to `refund.max_attempts`) or manual (one attempt).
+    pub auto: bool,
+    /// The latest update.
+    pub last: RefundResult,
+}
+
+#[derive(Debug)]
+pub(crate) struct DepositRecord {
+    pub deposit: DetectedDeposit,
+    /// The range of the account's cumulative `received` it covers (to find its sender).
+    pub range: (U256, U256),
+    pub seq: u64,
+    pub state: DepositState,
+    pub attempts: u32,
+    /// A signed quote whose send outcome is unknown (a sweep's or a refund's).
+    pub unresolved: Option<SentQuote>,
+    /// The signed quote of the attempt running now, recorded before it is sent: a client
+    /// killed meanwhile resolves this quote when it starts again instead of quoting anew.
+    pub in_flight: Option<SentQuote>,
+    /// Automatic resolution rounds of `unresolved` so far.
+    pub reconcile_rounds: u32,
+    /// Whether a sweep of it failed for good.
+    pub sweep_failed: bool,
+    pub refund: Option<RefundProgress>,
+}
+
+impl DepositRecord {
+    /// What the machine knows of this record: its state and the send that may be out (the
+    /// attempt's recorded quote, else the unresolved one).
+    pub(crate) fn lifecycle(&self) -> machine::Lifecycle {
+        let sent = self.in_flight.as_ref().or(self.unresolved.as_ref());
+        machine::Lifecycle { state: self.state, unknown: sent.map(|q| purpose_of(q.purpose)) }
+    }
+
+    /// Applies `input` through the machine ([`machine::step`]): the record takes the next
+    /// state when it stays in the table; the engine applies the step's effect and removes a
+    /// record that ended. An illegal input (a stale job) leaves the record as it is.
+    pub(crate) fn advance(&mut self, input: Input) -> std::result::Result<Step, Illegal> {
+        self.advance_after(None, input)
+    }
+
+    /// [`advance`](DepositRecord::advance) at the end of an attempt whose recorded quote the
+    /// engine already took from the record (`sent`): the machine still sees it out.
+    pub(crate) fn advance_after(
+        &mut self,
+        sent: Option<&SentQuote>,
+        input: Input,
+    ) -> std::result::Result<Step, Illegal> {
+        let mut lifecycle = self.lifecycle();
+        if let Some(sent) = sent {
+            lifecycle.unknown = Some(purpose_of(sent.purpose));
+        }
+        let step = machine::step(lifecycle, input)?;
+        if let Next::Open(next) = step.next {
+            self.state = next.state;
+        }
+        Ok(step)
+    }
+}
+
+/// The machine's name of a quote's purpose.
+pub(crate) const fn purpose_of(purpose: QuotePurpose) -> Purpose {
+    match purpose {
+        QuotePurpose::Sweep => Purpose::Sweep,
+        QuotePurpose::Refund => Purpose::Refund,
+    }
+}
