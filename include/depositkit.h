@@ -2,12 +2,13 @@
 // and address checks), the user-lookup client (depositkit_user_rpc_client), the deposit client
 // (depositkit_deposit_client: deposit addresses, watcher, sweeper, lifecycle events, refunds,
 // recovery of stuck funds, notification records, transaction history, funding from the user's
-// wallet, the fiat onramp) and, in builds with the cargo feature `devnet` (the default), the
-// devnet emulator of the remote services in process (depositkit_devnet; define
-// DEPOSITKIT_DEVNET before including this header to declare it).
+// wallet, the fiat onramp) and, only in builds with the opt-in cargo feature `devnet` (tests,
+// demos; never the production library), the devnet emulator of the remote services in process
+// (depositkit_devnet; define DEPOSITKIT_DEVNET before including this header to declare it).
 //
-// Link against libdepositkit.so (or libdepositkit.a with -lpthread -ldl -lm) and include only
-// this header. It compiles as C11 and as C++.
+// Link against libdepositkit.so, or libdepositkit.a with the native libraries rustc prints for
+// it (`--print native-static-libs`; on Linux: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc), and
+// include only this header. It compiles as C11 and as C++.
 //
 // Conventions
 // -----------
@@ -314,7 +315,7 @@ typedef struct depositkit_deposit_client depositkit_deposit_client;
 // released by `depositkit_devnet_free`. Thread-safe: any number of threads may use one devnet
 // at once (its calls take turns), and free it on any thread once no call is using it.
 //
-// Only in builds with the cargo feature `devnet` (the default); define `DEPOSITKIT_DEVNET`
+// Only in builds with the opt-in cargo feature `devnet`; define `DEPOSITKIT_DEVNET`
 // before including this header to declare these functions.
 typedef struct depositkit_devnet depositkit_devnet;
 #endif
@@ -1033,12 +1034,14 @@ void depositkit_deposit_client_free(const depositkit_deposit_client *client);
 // does). The status becomes `DEPOSITKIT_CLIENT_STATUS_IDLE`.
 //
 // Idempotent. Afterwards every call on the client fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK`
-// ("the client is closed"), except the getters (`_status`, `_get_destination`,
-// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_refund_result`,
-// `_refund_config`, `_is_recovering`, `_notifications`, `_dismiss_notification`,
-// `_notifications_config`, `_dropped_events`, `_callback_errors`, `_last_onramp_order`),
-// `_unsubscribe`, `_clear_funding_wallet`, and
-// `_next_event`, which still hands out the events left in the queue. A refund or recovery
+// ("the client is closed") except what stays true after closing: `_close`, `_status`
+// (`DEPOSITKIT_CLIENT_STATUS_IDLE`), the event log (`_events_since`, `_deposit_history`,
+// `_last_event_id`), `_next_event` (which still hands out the events left in the queue) and
+// the delivery counters (`_dropped_events`, `_callback_errors`), and the releases closing
+// already did (`_unsubscribe`, `_clear_funding_wallet`). In particular
+// `_get_destination`, `_pending_deposits`, `_stop_watching`, `_sweep_result`,
+// `_refund_result`, `_refund_config`, `_notifications`, `_dismiss_notification` and every
+// other getter of the running client fail: their answers would be stale. A refund or recovery
 // under way is abandoned like a sweep: the money is either moved or still in the account.
 // The handle must still be freed with `depositkit_deposit_client_free`.
 //
@@ -1131,8 +1134,8 @@ depositkit_status depositkit_deposit_client_set_destination(const depositkit_dep
 // `depositkit_string_free`): `{"chainId": 8453, "address": "0x...", "token": "USDC"}`, with
 // the defaults filled in. On failure it is not written.
 //
-// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-// NULL. Works on a closed client too. Does not block. Thread-safe.
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -1156,8 +1159,8 @@ depositkit_status depositkit_deposit_client_status(const depositkit_deposit_clie
 // false for X Layer; true for Ethereum, BNB Chain, Base, Arbitrum and Solana).
 //
 // On success `*out_supported` is written; on failure it is not. Returns
-// `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does
-// not block. Thread-safe.
+// `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
@@ -1184,8 +1187,9 @@ depositkit_status depositkit_deposit_client_start_watching(const depositkit_depo
 // it does not run. What the watcher has seen is kept: starting it again reports only new
 // deposits.
 //
-// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL.
-// Does not block. Thread-safe.
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed (closing
+// stopped the watcher); `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL. Does not
+// block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
@@ -1225,8 +1229,8 @@ depositkit_status depositkit_deposit_client_poll_now(const depositkit_deposit_cl
 // "rawAmount": "25000000", "decimals": 6, "detectedAt": <unix ms>}` (`rawAmount` is a decimal
 // string: it may not fit a double). On failure it is not written.
 //
-// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-// NULL. Does not block. Thread-safe.
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -1274,8 +1278,9 @@ depositkit_status depositkit_deposit_client_sweep(const depositkit_deposit_clien
 // failure it is not written.
 //
 // Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when no sweep of that deposit
-// has finished (the last 1000 results are kept); `DEPOSITKIT_STATUS_NULL_ARGUMENT`;
-// `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block. Thread-safe.
+// has finished (the last 1000 results are kept); `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block.
+// Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
@@ -1383,7 +1388,8 @@ depositkit_status depositkit_deposit_client_unsubscribe(const depositkit_deposit
 // and notification callbacks).
 //
 // On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+// Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
@@ -1424,7 +1430,8 @@ depositkit_status depositkit_deposit_client_next_event(const depositkit_deposit_
 // dropped to make room).
 //
 // On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+// Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
@@ -1461,7 +1468,8 @@ depositkit_status depositkit_deposit_client_events_since(const depositkit_deposi
 // The id of the last event the client emitted (0: none yet).
 //
 // On success `*out_id` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+// Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_id` must
@@ -1479,7 +1487,7 @@ depositkit_status depositkit_deposit_client_last_event_id(const depositkit_depos
 //
 // Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
 // `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block on the
-// network. Thread-safe.
+// network. Thread-safe; works on a closed client too.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
@@ -1565,9 +1573,11 @@ depositkit_status depositkit_deposit_client_refund(const depositkit_deposit_clie
 // failed sweep, else `"user_requested"`) and `refundAddress` / `refundToSender` name the
 // receiver (the original sender, or the owner). When not, `reason` is
 // `"address_type_mismatch"` or `"below_minimum"` when one of them is why, and absent
-// otherwise (a deposit unknown, being swept, credited, already refunded, or whose sweep
-// outcome is unknown: see `message`). Absent fields are left out, not null. On failure it is
-// not written.
+// otherwise (a deposit unknown, being swept now, already being refunded, credited or
+// refunded: see `message`). It is the answer `depositkit_deposit_client_refund` acts on: a
+// deposit whose earlier sweep or refund outcome is unknown is eligible, and the refund first
+// resolves that send with its same quote (never sending twice; `message` says so). Absent
+// fields are left out, not null. On failure it is not written.
 //
 // Returns `DEPOSITKIT_STATUS_OK` (also for an unknown `deposit_id`: not eligible);
 // `DEPOSITKIT_STATUS_CONFIGURATION` before initialization;
@@ -1593,8 +1603,9 @@ depositkit_status depositkit_deposit_client_can_refund(const depositkit_deposit_
 // it (`status` may also be `"pending"` or `"processing"` here). On failure it is not written.
 //
 // Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when the deposit was never
-// refunded nor tried; `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`.
-// Works on a closed client too. Does not block. Thread-safe.
+// refunded nor tried; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block.
+// Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
@@ -1611,8 +1622,8 @@ depositkit_status depositkit_deposit_client_refund_result(const depositkit_depos
 // `depositkit_string_free`): `{"enabled": false, "delayMs": 5000, "maxAttempts": 2,
 // "refundToSender": true}`. On failure it is not written.
 //
-// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-// NULL. Works on a closed client too. Does not block. Thread-safe.
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -1694,8 +1705,8 @@ depositkit_status depositkit_deposit_client_recover_funds(const depositkit_depos
 // Whether a recovery (`depositkit_deposit_client_recover_funds`) is queued or running.
 //
 // On success `*out_recovering` is written; on failure it is not. Returns
-// `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works
-// on a closed client too. Does not block. Thread-safe.
+// `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
@@ -1730,8 +1741,8 @@ depositkit_status depositkit_deposit_client_is_recovering(const depositkit_depos
 //
 // Absent fields are left out, not null. On failure it is not written.
 //
-// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-// NULL. Works on a closed client too. Does not block. Thread-safe.
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -1746,9 +1757,9 @@ depositkit_status depositkit_deposit_client_notifications(const depositkit_depos
 // deposit, a record already gone, or when the `notifications` option is not set); on failure
 // it is not written.
 //
-// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL;
-// `DEPOSITKIT_STATUS_INVALID_UTF8`. Works on a closed client too. Does not block. Thread-safe
-// (also from inside a callback).
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+// Does not block. Thread-safe (also from inside a callback).
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
@@ -1798,8 +1809,8 @@ depositkit_status depositkit_deposit_client_subscribe_notifications(const deposi
 // "max": 5, "className": null}`, or `null` (the JSON literal) when notifications are off. On
 // failure it is not written.
 //
-// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-// NULL. Works on a closed client too. Does not block. Thread-safe.
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -2379,8 +2390,8 @@ depositkit_status depositkit_deposit_client_handle_onramp_message(const depositk
 // `depositkit_string_free`), the order as `depositkit_deposit_client_handle_onramp_message`
 // describes it, or NULL when no order completed yet. On failure it is not written.
 //
-// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-// NULL. Works on a closed client too. Does not block. Thread-safe.
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 //
 // # Safety
 // `client` must be NULL or a live handle from `depositkit_deposit_client_new`;

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Creates (or refreshes) the project-local Python environment and builds depositkit into it.
+# Creates (or refreshes) the project-local Python environment and builds depositkit into it,
+# with the opt-in cargo feature `devnet` (depositkit.Devnet: the tests and the demo need it;
+# production wheels, `maturin build --release`, have none: scripts/check-production.sh).
 #
 #   scripts/python-env.sh            # debug build of depositkit._native (tests, development)
 #   scripts/python-env.sh --release  # optimized build (benches/compare_python.py, compare_user_rpc.py)
@@ -30,6 +32,7 @@ fi
 "$VENV/bin/pip" install -q \
     'maturin>=1.9,<2' \
     'pytest>=8,<10' \
+    'mypy>=1.13,<2' \
     'eth-utils>=5,<6' \
     'eth-hash[pycryptodome]>=0.7,<1' \
     'base58>=2.1,<3' \
@@ -38,4 +41,4 @@ fi
     'solders>=0.29,<0.30'
 
 cd "$ROOT/python"
-VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop "${profile[@]}"
+VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop --features devnet "${profile[@]}"

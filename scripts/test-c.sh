@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the C library (debug), checks that include/depositkit.h is up to date, then compiles
-# every tests/c/*.c against the header with -std=c11 -Wall -Wextra -Wpedantic -Werror and runs
-# it twice: linked against libdepositkit.so (rpath) and statically against libdepositkit.a.
+# Builds the C library (debug, with the opt-in cargo feature `devnet`: the tests start devnets
+# through the C API; production libraries have none, see scripts/check-production.sh), checks
+# that include/depositkit.h is up to date, then compiles every tests/c/*.c against the header
+# with -std=c11 -Wall -Wextra -Wpedantic -Werror and runs it twice: linked against
+# libdepositkit.so (rpath) and statically against libdepositkit.a (with the native libraries
+# rustc prints for it).
 # Also compiles the header as C++ (cpp_compat) when a C++ compiler is present.
 #
 # The user-lookup test (test_user_rpc.c) needs a server: the script builds depositkit-devnet,
@@ -9,7 +12,8 @@
 # passes its URL and demo credentials to every test as DEPOSITKIT_TEST_* environment variables
 # (see tests/c/test_user_rpc.c). The server is stopped with SIGTERM at the end and must exit 0.
 # The deposit test (test_deposit.c) needs none of that: it starts a devnet inside its own
-# process through the C API (depositkit_devnet_start, the library's default `devnet` feature).
+# process through the C API (depositkit_devnet_start: the `devnet` feature this script builds
+# with; the programs that use it define DEPOSITKIT_DEVNET before including the header).
 #
 # The funding test (test_funding.c) runs on real local chains: the script starts
 # tests/chains/launch.py once (with $CHAINS_ARGS, default `--no-solana`: the C tests use the EVM
@@ -48,8 +52,9 @@ lib_dir="$target_dir/debug"
 build="$root/tests/c/build"
 CC="${CC:-gcc}"
 CXX="${CXX:-g++}"
-# Native libraries the Rust staticlib needs on Linux (rustc --print native-static-libs).
-STATIC_LIBS=(-lpthread -ldl -lm)
+# The native libraries the static library needs are what rustc prints for it
+# (--print native-static-libs), read from the build below into STATIC_LIBS.
+STATIC_LIBS=()
 CFLAGS=(-std=c11 -Wall -Wextra -Wpedantic -Werror -g -I "$root/include")
 
 valgrind=0
@@ -58,7 +63,7 @@ for arg in "$@"; do
   case "$arg" in
     --valgrind) valgrind=1 ;;
     --sanitize) sanitize=1 ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--valgrind] [--sanitize]" >&2; exit 2 ;;
   esac
 done
@@ -76,11 +81,26 @@ if ! [[ $HANDLE_CYCLES =~ ^[0-9]+$ ]] || [[ $HANDLE_CYCLES -lt 2 ]]; then
 fi
 
 cd "$root"
-echo "test-c: cargo build -p depositkit-ffi -p depositkit-devnet"
-cargo build -p depositkit-ffi -p depositkit-devnet
+mkdir -p "$build"
+# `cargo rustc` so that rustc prints the static library's native libraries (cargo replays the
+# note when the library is up to date). --color never: the note is parsed.
+echo "test-c: cargo rustc -p depositkit-ffi --features devnet --lib -- --print native-static-libs"
+if ! cargo rustc --color never -p depositkit-ffi --features devnet --lib -- \
+  --print native-static-libs 2>"$build/cargo-rustc.log"; then
+  cat "$build/cargo-rustc.log" >&2
+  exit 1
+fi
+read -r -a STATIC_LIBS <<<"$(sed -n 's/^note: native-static-libs: //p' "$build/cargo-rustc.log")"
+if [[ ${#STATIC_LIBS[@]} -eq 0 ]]; then
+  cat "$build/cargo-rustc.log" >&2
+  echo "test-c: rustc printed no native-static-libs for libdepositkit.a" >&2
+  exit 1
+fi
+echo "test-c: libdepositkit.a links with ${STATIC_LIBS[*]}"
+echo "test-c: cargo build -p depositkit-devnet"
+cargo build -p depositkit-devnet
 scripts/gen-header.sh --check
 
-mkdir -p "$build"
 failures=0
 
 # --- the devnet server -------------------------------------------------------------------------

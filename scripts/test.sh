@@ -39,8 +39,10 @@ step python-env scripts/python-env.sh
 step chains-install scripts/chains-install.sh
 step cargo-test cargo test --workspace
 step benches cargo test -p depositkit-benches --benches
-step clippy cargo clippy --workspace --all-targets -- -D warnings
+step clippy cargo clippy --workspace --all-targets --features depositkit-python/devnet -- -D warnings
 step c-tests scripts/test-c.sh
+step production scripts/check-production.sh --debug
+step typecheck scripts/typecheck.sh
 step pytest pytest_step
 
 echo

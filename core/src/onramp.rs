@@ -15,6 +15,7 @@ use crate::chains::{Chain, get_chain_name};
 use crate::deposit::config::{
     BUILTIN_ONRAMP_PARTNER_KEY, DEFAULT_ONRAMP_WIDGET_URL, OnrampConfig, OnrampMode,
 };
+use crate::deposit::status::ClientCall;
 use crate::deposit::{DepositClient, DepositEvent, Destination, EventDestination};
 use crate::describe::{json_kind, quote};
 use crate::error::{Error, Result};
@@ -303,8 +304,8 @@ pub(crate) fn new_partner_order_id() -> String {
 }
 
 impl DepositClient {
-    fn ensure_onramp(&self) -> Result<&OnrampConfig> {
-        self.ensure_open()?;
+    fn ensure_onramp(&self, call: ClientCall) -> Result<&OnrampConfig> {
+        self.inner.guard(call)?;
         let config = &self.inner.config.onramp;
         if !config.enabled {
             return Err(Error::configuration("onramp is not enabled"));
@@ -322,8 +323,9 @@ impl DepositClient {
     /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) for a non-positive or
     /// non-finite amount.
     pub fn open_onramp(&self, fiat_amount: Option<f64>) -> Result<String> {
-        let config = self.ensure_onramp()?;
-        widget_url(config, &self.get_destination(), fiat_amount, &new_partner_order_id())
+        let config = self.ensure_onramp(ClientCall::OpenOnramp)?;
+        let destination = self.get_destination()?;
+        widget_url(config, &destination, fiat_amount, &new_partner_order_id())
     }
 
     /// Takes in a message the overlay widget posted (`{"event": "<name>", "data": {…}}`, or
@@ -337,7 +339,7 @@ impl DepositClient {
     /// enabled; [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) for an unknown
     /// event or a malformed message, naming it.
     pub fn handle_onramp_message(&self, message: &Value) -> Result<bool> {
-        let config = self.ensure_onramp()?;
+        let config = self.ensure_onramp(ClientCall::HandleOnrampMessage)?;
         if config.mode == OnrampMode::Redirect {
             return Ok(false);
         }
@@ -356,8 +358,12 @@ impl DepositClient {
     }
 
     /// The last completed onramp order this client was told about.
-    pub fn last_onramp_order(&self) -> Option<OnrampOrder> {
-        self.inner.onramp_order.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`](crate::ErrorKind::DepositSdk) when the client is closed.
+    pub fn last_onramp_order(&self) -> Result<Option<OnrampOrder>> {
+        self.inner.guard(ClientCall::LastOnrampOrder)?;
+        Ok(self.inner.onramp_order.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 }
 

@@ -20,7 +20,7 @@ fn error(config: DepositClientConfig) -> String {
 fn a_valid_config_builds_a_client_without_network() {
     let client = DepositClient::new(config(DestinationConfig::chain(42161))).unwrap();
     assert_eq!(client.owner_address(), OWNER.to_lowercase());
-    let d = client.get_destination();
+    let d = client.get_destination().unwrap();
     assert_eq!(
         (d.chain_id, d.token, d.address.as_str()),
         (42161, TokenType::USDC, client.owner_address())
@@ -94,7 +94,7 @@ fn bad_address_for_the_chain_type() {
     let err =
         client.set_destination(DestinationConfig::chain(56).with_address("0x12")).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Configuration);
-    assert_eq!(client.get_destination().chain_id, 1);
+    assert_eq!(client.get_destination().unwrap().chain_id, 1);
     let ok = client.set_destination(DestinationConfig::chain(101).with_address(SOLANA)).unwrap();
     assert_eq!(ok.address, SOLANA);
 }

@@ -21,7 +21,7 @@ fn processing_count(events: &[DepositEvent], id: &str) -> usize {
 
 /// The delivered amount of a credited deposit equals what its destination holds.
 fn delivered_once(net: &Net, client: &DepositClient, id: &str) {
-    let delivered = client.sweep_result(id).unwrap().delivered.unwrap();
+    let delivered = client.sweep_result(id).unwrap().unwrap().delivered.unwrap();
     let ledger = net.devnet.ledger_balance(client.owner_address(), 8453, TokenType::USDC).unwrap();
     assert_eq!(ledger, delivered.raw_amount, "delivered exactly once");
     let evm = client.deposit_addresses().unwrap().evm;
@@ -62,7 +62,7 @@ fn the_account_service_down_mid_sweep_is_recovered_from_automatically() {
     assert!(failed.iter().all(|e| e.contains("is unknown")), "{failed:?}");
     // One quote throughout: the same one is resolved, never a new one.
     let quote_id = failed[0].split_whitespace().find(|w| w.starts_with("q_")).unwrap();
-    let result = client.sweep_result(&id).unwrap();
+    let result = client.sweep_result(&id).unwrap().unwrap();
     assert_eq!(result.status, SweepStatus::Success);
     assert_eq!(result.delivered.as_ref().unwrap().quote_id, quote_id);
     delivered_once(&net, &client, &id);
@@ -100,7 +100,7 @@ fn a_sweep_that_keeps_failing_while_the_service_is_down_is_refunded() {
     assert_eq!(last.attempts, 2);
     assert_eq!(net.devnet.ledger_balance(&sender, 8453, TokenType::USDC).unwrap(), "2970000");
     assert_eq!(client.status(), ClientStatus::Ready);
-    assert!(client.pending_deposits().is_empty());
+    assert!(client.pending_deposits().unwrap().is_empty());
 }
 
 #[test]
@@ -185,7 +185,15 @@ fn the_watchdog_ends_attempts_that_hang() {
     let total: u128 = [&last.id, &id]
         .into_iter()
         .map(|id| {
-            client.sweep_result(id).unwrap().delivered.unwrap().raw_amount.parse::<u128>().unwrap()
+            client
+                .sweep_result(id)
+                .unwrap()
+                .unwrap()
+                .delivered
+                .unwrap()
+                .raw_amount
+                .parse::<u128>()
+                .unwrap()
         })
         .sum();
     assert_eq!(ledger.parse::<u128>().unwrap(), total, "each delivered once");

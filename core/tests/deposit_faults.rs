@@ -186,8 +186,8 @@ fn failing_sweeps_are_retried_three_times_then_reported_failed() {
         ]
     );
     assert!(last.error.as_deref().unwrap().contains("after 3 attempts"), "{last:?}");
-    assert_eq!(client.sweep_result(&id).unwrap().status, SweepStatus::Failed);
-    assert_eq!(client.pending_deposits()[0].id, id);
+    assert_eq!(client.sweep_result(&id).unwrap().unwrap().status, SweepStatus::Failed);
+    assert_eq!(client.pending_deposits().unwrap()[0].id, id);
     // The money is still in the account; a manual sweep delivers it.
     let evm = client.deposit_addresses().unwrap().evm;
     assert_eq!(net.devnet.ledger_balance(&evm, 8453, TokenType::USDC).unwrap(), "4000000");
@@ -222,7 +222,7 @@ fn an_ambiguous_send_is_resolved_through_the_sweep_status() {
     let id = deposit_and_detect(&net, &client, "5000000");
     let (last, events) = wait_terminal(&client, &id);
     assert_eq!(last.phase, DepositPhase::Credited, "{events:#?}");
-    let delivered = client.sweep_result(&id).unwrap().delivered.unwrap();
+    let delivered = client.sweep_result(&id).unwrap().unwrap().delivered.unwrap();
     let ledger = net.devnet.ledger_balance(client.owner_address(), 8453, TokenType::USDC).unwrap();
     assert_eq!(ledger, delivered.raw_amount, "delivered exactly once");
 }
@@ -247,7 +247,7 @@ fn a_send_whose_answer_is_lost_is_never_executed_twice() {
     let (last, events) = wait_terminal(&client, &id);
     assert_eq!(last.phase, DepositPhase::Credited, "{events:#?}");
     std::thread::sleep(Duration::from_millis(1500)); // let the held send run
-    let delivered = client.sweep_result(&id).unwrap().delivered.unwrap();
+    let delivered = client.sweep_result(&id).unwrap().unwrap().delivered.unwrap();
     let ledger = net.devnet.ledger_balance(client.owner_address(), 8453, TokenType::USDC).unwrap();
     assert_eq!(ledger, delivered.raw_amount, "the held send was not executed again");
     let evm = client.deposit_addresses().unwrap().evm;
@@ -272,9 +272,9 @@ fn an_unknown_outcome_is_reported_failed_and_resolved_before_any_new_quote() {
     assert_eq!(last.phase, DepositPhase::Failed, "{events:#?}");
     let error = last.error.unwrap();
     assert!(error.contains("is unknown") && error.contains("reconciled"), "{error}");
-    let result = client.sweep_result(&id).unwrap();
+    let result = client.sweep_result(&id).unwrap().unwrap();
     assert_eq!(result.status, SweepStatus::Pending);
-    assert_eq!(client.pending_deposits()[0].id, id);
+    assert_eq!(client.pending_deposits().unwrap()[0].id, id);
     assert_eq!(client.status(), ClientStatus::Ready, "no automatic re-quote");
     // Once the service answers again, a manual sweep resolves the same quote.
     net.devnet.clear_faults();

@@ -29,7 +29,7 @@ fn deposit_is_detected_swept_and_credited_with_the_fee_aware_amount() {
     assert_eq!(detected.chain_id, 8453);
     assert_eq!(detected.amount, "5");
     assert!((detected.amount_usd - 5.0).abs() < 1e-9);
-    assert_eq!(client.pending_deposits().len(), 1);
+    assert_eq!(client.pending_deposits().unwrap().len(), 1);
     let (last, events) = wait_terminal(&client, &detected.id);
     assert_eq!(last.phase, DepositPhase::Credited, "{events:#?}");
     assert_eq!(
@@ -50,7 +50,7 @@ fn deposit_is_detected_swept_and_credited_with_the_fee_aware_amount() {
     assert_eq!(destination.chain_id, 8453);
     assert_eq!(destination.address, client.owner_address());
 
-    let result = client.sweep_result(&detected.id).unwrap();
+    let result = client.sweep_result(&detected.id).unwrap().unwrap();
     assert_eq!(result.status, SweepStatus::Success);
     assert_eq!(result.transaction_id, tx);
     let delivered = result.delivered.unwrap();
@@ -63,7 +63,7 @@ fn deposit_is_detected_swept_and_credited_with_the_fee_aware_amount() {
     assert!((got - expected).abs() <= 1.0, "{got} vs {expected} ({delivered:?})");
     assert!(delivered.fees.total_usd > 0.0);
     assert_eq!(delivered.fees.service_usd, 0.0, "no own uaProjectId: no service fee");
-    assert!(client.pending_deposits().is_empty());
+    assert!(client.pending_deposits().unwrap().is_empty());
     assert_eq!(client.status(), ClientStatus::Ready);
     // The deposit account is empty again.
     assert_eq!(net.devnet.ledger_balance(&addresses.evm, 8453, TokenType::USDC).unwrap(), "0");
@@ -84,7 +84,7 @@ fn below_threshold_deposit_is_reported_and_not_swept() {
     assert_eq!(events[0].phase, DepositPhase::BelowThreshold);
     assert_eq!(events[0].amount, "0.3");
     assert!(events[0].error.as_deref().unwrap().contains("minimum"), "{events:?}");
-    assert!(client.pending_deposits().is_empty());
+    assert!(client.pending_deposits().unwrap().is_empty());
     // Dust (0.05 USDC) is silent; a second small deposit fires below_threshold again.
     net.devnet.deposit(&evm, 8453, TokenType::USDC, "50000", None).unwrap();
     assert!(client.poll_now().unwrap().is_empty());
@@ -108,7 +108,7 @@ fn several_deposits_at_once_are_all_credited_by_the_watcher() {
     net.devnet.deposit(&evm, 1, TokenType::USDT, "3500000", None).unwrap();
     // The watcher finds them on its own (50 ms interval in tests).
     client.start_watching().unwrap();
-    assert!(client.is_watching());
+    assert!(client.is_watching().unwrap());
     let events = collect_until(&client, Duration::from_secs(20), |seen| credited(seen).len() == 3);
     let detected: Vec<_> = events
         .iter()
@@ -120,18 +120,18 @@ fn several_deposits_at_once_are_all_credited_by_the_watcher() {
     assert!(detected.contains(&(TokenType::ETH, 42161, "0.001".to_owned())));
     assert!(detected.contains(&(TokenType::USDT, 1, "3.5".to_owned())));
     for id in credited(&events) {
-        let result = client.sweep_result(&id).unwrap();
+        let result = client.sweep_result(&id).unwrap().unwrap();
         assert_eq!(result.status, SweepStatus::Success);
     }
     // All three went to the owner as USDC on Base.
     let total: U256 = credited(&events)
         .iter()
-        .map(|id| raw(&client.sweep_result(id).unwrap().delivered.unwrap().raw_amount))
+        .map(|id| raw(&client.sweep_result(id).unwrap().unwrap().delivered.unwrap().raw_amount))
         .fold(U256::ZERO, |a, b| a + b);
     let ledger = net.devnet.ledger_balance(client.owner_address(), 8453, TokenType::USDC).unwrap();
     assert_eq!(raw(&ledger), total);
     assert_eq!(client.status(), ClientStatus::Watching);
-    client.stop_watching();
+    client.stop_watching().unwrap();
     assert_eq!(client.status(), ClientStatus::Ready);
 }
 
@@ -168,7 +168,7 @@ fn a_deposit_arriving_during_a_sweep_and_a_second_one_of_the_same_slot_are_both_
     assert_eq!(last.phase, DepositPhase::Credited);
     let total: U256 = [&first.id, &second.id, &third.id]
         .iter()
-        .map(|id| raw(&client.sweep_result(id).unwrap().delivered.unwrap().raw_amount))
+        .map(|id| raw(&client.sweep_result(id).unwrap().unwrap().delivered.unwrap().raw_amount))
         .fold(U256::ZERO, |a, b| a + b);
     let ledger = net.devnet.ledger_balance(client.owner_address(), 8453, TokenType::USDC).unwrap();
     assert_eq!(raw(&ledger), total);
@@ -185,11 +185,11 @@ fn destination_change_before_a_manual_sweep_is_used() {
     net.devnet.deposit(&evm, 8453, TokenType::USDC, "3000000", None).unwrap();
     let detected = poll_detected(&client);
     assert_eq!(client.status(), ClientStatus::Ready, "auto-sweep is off");
-    assert_eq!(client.pending_deposits()[0].id, detected.id);
+    assert_eq!(client.pending_deposits().unwrap()[0].id, detected.id);
     // Bad destinations are refused and the old one stays.
     let err = client.set_destination(DestinationConfig::chain(196)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Configuration);
-    assert_eq!(client.get_destination().chain_id, 8453);
+    assert_eq!(client.get_destination().unwrap().chain_id, 8453);
     let receiver = owner();
     let set = client
         .set_destination(
@@ -198,7 +198,7 @@ fn destination_change_before_a_manual_sweep_is_used() {
                 .with_token(TokenType::USDT),
         )
         .unwrap();
-    assert_eq!(client.get_destination(), set);
+    assert_eq!(client.get_destination().unwrap(), set);
     let result = client.sweep(&detected.id).unwrap();
     assert_eq!(result.status, SweepStatus::Success, "{result:?}");
     let delivered = result.delivered.unwrap();
@@ -214,7 +214,7 @@ fn destination_change_before_a_manual_sweep_is_used() {
     let (last, _) = wait_terminal(&client, &detected.id);
     assert_eq!(last.phase, DepositPhase::Credited);
     assert_eq!(last.destination.unwrap().address, receiver);
-    assert!(client.pending_deposits().is_empty());
+    assert!(client.pending_deposits().unwrap().is_empty());
     let err = client.sweep(&detected.id).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
 }
@@ -233,7 +233,7 @@ fn bnb_chain_usdc_with_18_decimals_both_ways() {
     assert_eq!(detected.amount, "2");
     let (last, _) = wait_terminal(&client, &detected.id);
     assert_eq!(last.phase, DepositPhase::Credited);
-    let delivered = client.sweep_result(&detected.id).unwrap().delivered.unwrap();
+    let delivered = client.sweep_result(&detected.id).unwrap().unwrap().delivered.unwrap();
     assert_eq!(delivered.decimals, 18);
     let ledger = net.devnet.ledger_balance(client.owner_address(), 56, TokenType::USDC).unwrap();
     assert_eq!(ledger, delivered.raw_amount);
@@ -249,14 +249,14 @@ fn solana_destination_keeps_its_case() {
         c.destination = DestinationConfig::chain(101).with_address(SOLANA_DEST);
         c
     });
-    assert_eq!(client.get_destination().address, SOLANA_DEST);
+    assert_eq!(client.get_destination().unwrap().address, SOLANA_DEST);
     let evm = client.deposit_addresses().unwrap().evm;
     net.devnet.deposit(&evm, 8453, TokenType::USDC, "5000000", None).unwrap();
     let detected = poll_detected(&client);
     let (last, _) = wait_terminal(&client, &detected.id);
     assert_eq!(last.phase, DepositPhase::Credited, "{last:?}");
     assert_eq!(last.destination.unwrap().address, SOLANA_DEST);
-    let delivered = client.sweep_result(&detected.id).unwrap().delivered.unwrap();
+    let delivered = client.sweep_result(&detected.id).unwrap().unwrap().delivered.unwrap();
     assert_eq!(
         net.devnet.ledger_balance(SOLANA_DEST, 101, TokenType::USDC).unwrap(),
         delivered.raw_amount
@@ -279,7 +279,7 @@ fn own_ua_project_id_pays_the_one_percent_service_fee() {
     net.devnet.deposit(&evm, 8453, TokenType::USDC, "10000000", None).unwrap();
     let detected = poll_detected(&client);
     wait_terminal(&client, &detected.id);
-    let delivered = client.sweep_result(&detected.id).unwrap().delivered.unwrap();
+    let delivered = client.sweep_result(&detected.id).unwrap().unwrap().delivered.unwrap();
     assert!((delivered.fees.service_usd - 0.1).abs() < 1e-9, "{delivered:?}");
 }
 
@@ -322,8 +322,8 @@ fn a_panicking_callback_is_reported_and_harmless() {
     let client = client(&net);
     let calls = Arc::new(Mutex::new(0u32));
     let counter = Arc::clone(&calls);
-    client.subscribe(Box::new(|_| panic!("host callback bug")));
-    client.subscribe(Box::new(move |_| *counter.lock().unwrap() += 1));
+    client.subscribe(Box::new(|_| panic!("host callback bug"))).unwrap();
+    client.subscribe(Box::new(move |_| *counter.lock().unwrap() += 1)).unwrap();
     let evm = client.deposit_addresses().unwrap().evm;
     net.devnet.deposit(&evm, 8453, TokenType::USDC, "1000000", None).unwrap();
     let detected = poll_detected(&client);
@@ -349,22 +349,24 @@ fn callbacks_may_call_back_into_the_client() {
     slot.set(Arc::downgrade(&client)).unwrap();
     let observations = Arc::new(Mutex::new(Vec::new()));
     let (seen, weak) = (Arc::clone(&observations), Arc::clone(&slot));
-    client.subscribe(Box::new(move |event| {
-        let Some(event) = event.lifecycle() else { return };
-        let Some(client) = weak.get().and_then(|w| w.upgrade()) else { return };
-        // Reads, a blocking poll and a destination change, all from the event thread.
-        let status = client.status();
-        let pending = client.pending_deposits().len();
-        let polled = client.poll_now().map(|found| found.len());
-        let destination = client.get_destination();
-        seen.lock().unwrap().push((
-            event.phase,
-            status,
-            pending,
-            polled.is_ok(),
-            destination.chain_id,
-        ));
-    }));
+    client
+        .subscribe(Box::new(move |event| {
+            let Some(event) = event.lifecycle() else { return };
+            let Some(client) = weak.get().and_then(|w| w.upgrade()) else { return };
+            // Reads, a blocking poll and a destination change, all from the event thread.
+            let status = client.status();
+            let pending = client.pending_deposits().unwrap().len();
+            let polled = client.poll_now().map(|found| found.len());
+            let destination = client.get_destination().unwrap();
+            seen.lock().unwrap().push((
+                event.phase,
+                status,
+                pending,
+                polled.is_ok(),
+                destination.chain_id,
+            ));
+        }))
+        .unwrap();
     let evm = client.deposit_addresses().unwrap().evm;
     net.devnet.deposit(&evm, 8453, TokenType::USDC, "1000000", None).unwrap();
     let detected = poll_detected(&client);
@@ -424,9 +426,9 @@ fn lifecycle_rules_of_the_client() {
     let addresses = client.initialize().unwrap();
     assert_eq!(client.initialize().unwrap_err().message(), "Client already initialized");
     assert!(addresses.evm.starts_with("0x"));
-    let wallet = client.intermediary_address().unwrap();
-    assert!(client.account_id().unwrap().len() > 3);
-    assert!(client.is_onramp_supported());
+    let wallet = client.intermediary_address().unwrap().unwrap();
+    assert!(client.account_id().unwrap().unwrap().len() > 3);
+    assert!(client.is_onramp_supported().unwrap());
     client.close().unwrap();
     client.close().unwrap();
 
@@ -442,6 +444,132 @@ fn lifecycle_rules_of_the_client() {
     assert_eq!(err.kind(), ErrorKind::Configuration);
     assert!(err.message().contains("does not match the signer's wallet"), "{err}");
     assert_eq!(other.status(), ClientStatus::Error);
+}
+
+/// The client's own lifecycle has one guard (`ClientCall` in `status.rs`): after `close()`
+/// every call fails with `DepositSdk` "the client is closed" but for what stays true — the
+/// lifecycle, the owner, the event log, the pull queue and its counters, and the releases
+/// closing already did.
+#[test]
+fn a_closed_client_refuses_every_call_but_what_stays_true() {
+    use depositkit_core::deposit::{NotificationsConfig, RefundReason, TokenTransactionFilter};
+    use depositkit_core::funding::{EvmProvider, ProviderError, WalletProvider};
+    use serde_json::{Value, json};
+
+    let net = net();
+    let client = client_with(&net, |mut c| {
+        c.auto_sweep = false;
+        c.funding.enabled = true;
+        c.onramp.enabled = true;
+        c.notifications = Some(NotificationsConfig::default());
+        c
+    });
+    let owner = client.owner_address().to_owned();
+    let wallet: Arc<dyn WalletProvider> =
+        Arc::new(|_: &str, _: &Value| -> Result<Value, ProviderError> {
+            Ok(json!({"balances": [{"chainId": 8453, "token": "USDC",
+                "tokenAddress": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "decimals": 6,
+                "rawAmount": "25000000", "priceUSD": 1.0, "valueUSD": 25.0}]}))
+        });
+    let funder = "0x52908400098527886E0F7030069857D2E4169EE7";
+    client.set_evm_wallet(EvmProvider::Host(Arc::clone(&wallet)), Some(funder)).unwrap();
+    client.set_balance_provider(Some(Arc::clone(&wallet))).unwrap();
+    let balance = client.get_wallet_balances().unwrap().remove(0);
+    let evm = client.deposit_addresses().unwrap().evm;
+    net.devnet.deposit(&evm, 8453, TokenType::USDC, "3000000", None).unwrap();
+    let detected = poll_detected(&client);
+    client.start_watching().unwrap();
+    let subscription = client.subscribe(Box::new(|_| {})).unwrap();
+    // Open, the views answer: afterwards they would be stale.
+    assert_eq!(client.pending_deposits().unwrap().len(), 1);
+    assert_eq!(client.get_destination().unwrap().chain_id, 8453);
+    client.close().unwrap();
+
+    macro_rules! refused {
+        ($($call:expr),+ $(,)?) => {$(
+            match $call {
+                Ok(_) => panic!("{} answered after close()", stringify!($call)),
+                Err(err) => {
+                    assert_eq!(err.kind(), ErrorKind::DepositSdk, "{}: {err}", stringify!($call));
+                    assert_eq!(err.message(), "the client is closed", "{}", stringify!($call));
+                }
+            }
+        )+};
+    }
+    let id = detected.id.as_str();
+    let filter = TokenTransactionFilter::new(8453, evm.clone());
+    refused!(
+        client.initialize(),
+        client.deposit_addresses(),
+        client.account_id(),
+        client.intermediary_address(),
+        client.set_destination(DestinationConfig::chain(42161)),
+        client.get_destination(),
+        client.is_onramp_supported(),
+        client.is_watching(),
+        client.start_watching(),
+        client.stop_watching(),
+        client.poll_now(),
+        client.pending_deposits(),
+        client.sweep(id),
+        client.sweep_result(id),
+        client.transactions(1, 10),
+        client.get_transactions(None, None),
+        client.get_token_transactions(&filter, None),
+        client.get_transaction("0x00"),
+        client.refund(id, RefundReason::UserRequested),
+        client.can_refund(id),
+        client.refund_result(id),
+        client.refund_config(),
+        client.stuck_funds(),
+        client.recover_funds(),
+        client.is_recovering(),
+        client.notifications(),
+        client.dismiss_notification(id),
+        client.subscribe_notifications(Box::new(|_| {})),
+        client.notifications_config(),
+        client.subscribe(Box::new(|_| {})),
+        client.subscribe_recorded(Box::new(|_| {})),
+        client.set_evm_wallet(EvmProvider::Url("http://127.0.0.1:1".into()), None),
+        client.set_solana_wallet(Arc::clone(&wallet), None),
+        client.set_balance_provider(Some(Arc::clone(&wallet))),
+        client.set_balance_provider(None),
+        client.connect_evm_wallet(),
+        client.evm_accounts(),
+        client.prompt_evm_account_selection(),
+        client.connect_solana_wallet(),
+        client.get_wallet_balances(),
+        client.fund_from_wallet(&balance, None),
+        client.open_onramp(None),
+        client.handle_onramp_message(&json!({"event": "widget_opened", "data": {}})),
+        client.last_onramp_order(),
+    );
+
+    // What stays true still answers.
+    client.close().unwrap();
+    assert!(client.is_closed());
+    assert_eq!(client.status(), ClientStatus::Idle);
+    assert_eq!(client.owner_address(), owner);
+    assert_eq!(client.store_path(), None);
+    let last = client.last_event_id();
+    let log = client.events_since(0, usize::MAX).unwrap();
+    assert_eq!(log.last().map(|e| e.id), Some(last));
+    let history = client.deposit_history(id).unwrap();
+    assert_eq!(
+        history.first().and_then(|e| e.event.lifecycle()).map(|e| e.phase),
+        Some(DepositPhase::Detected)
+    );
+    let mut queued = 0;
+    while client.next_recorded_event(Duration::ZERO).is_some()
+        || client.next_event(Duration::ZERO).is_some()
+    {
+        queued += 1;
+    }
+    assert!(queued > 0, "the events queued before close() can still be taken");
+    assert_eq!(client.dropped_events(), 0);
+    assert_eq!(client.callback_panics(), 0);
+    assert!(!client.unsubscribe(subscription), "close() dropped it already");
+    client.clear_funding_wallet();
 }
 
 #[test]

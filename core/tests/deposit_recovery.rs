@@ -53,13 +53,13 @@ fn a_failed_deposit_is_stuck_and_recovered_to_the_destination() {
     assert_eq!(json["payload"]["status"], "success");
     assert_eq!(json["payload"]["chainId"], 8453);
     assert_eq!(json["payload"]["txHash"], tx.as_str());
-    let sweep = client.sweep_result(&id).unwrap();
+    let sweep = client.sweep_result(&id).unwrap().unwrap();
     assert_eq!((sweep.status, sweep.transaction_id.as_str()), (SweepStatus::Success, tx.as_str()));
-    assert!(client.pending_deposits().is_empty());
+    assert!(client.pending_deposits().unwrap().is_empty());
     assert!(client.stuck_funds().unwrap().is_empty());
     assert_eq!(client.recover_funds().unwrap(), []);
     assert_eq!(client.status(), ClientStatus::Ready);
-    assert!(!client.is_recovering());
+    assert!(!client.is_recovering().unwrap());
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn live_deposits_are_not_stuck() {
     let results = client.recover_funds().unwrap();
     assert_eq!(results.len(), 1);
     assert_eq!((results[0].amount.as_str(), results[0].status), ("0.3", RecoveryStatus::Success));
-    assert_eq!(client.pending_deposits().len(), 2);
+    assert_eq!(client.pending_deposits().unwrap().len(), 2);
     assert_eq!(net.devnet.ledger_balance(&evm, 8453, TokenType::USDC).unwrap(), "5000000");
     assert_eq!(client.sweep(&id).unwrap().status, SweepStatus::Success);
 

@@ -57,8 +57,8 @@ fn auto_refund_returns_a_failed_deposit_to_its_sender() {
     assert_eq!(net.devnet.ledger_balance(&sender, 8453, TokenType::USDC).unwrap(), "4970000");
     let evm = client.deposit_addresses().unwrap().evm;
     assert_eq!(net.devnet.ledger_balance(&evm, 8453, TokenType::USDC).unwrap(), "0");
-    assert!(client.pending_deposits().is_empty());
-    assert_eq!(client.refund_result(&id).unwrap().status, RefundStatus::Success);
+    assert!(client.pending_deposits().unwrap().is_empty());
+    assert_eq!(client.refund_result(&id).unwrap().unwrap().status, RefundStatus::Success);
     assert_eq!(client.status(), ClientStatus::Ready);
     let json = depositkit_core::DepositEvent::Refund(last.clone()).to_json();
     assert_eq!(json["type"], "refund:update");
@@ -141,7 +141,7 @@ fn refunds_that_keep_failing_end_failed_after_max_attempts() {
     // The money is still there; the deposit waits; a manual refund now succeeds.
     let evm = client.deposit_addresses().unwrap().evm;
     assert_eq!(net.devnet.ledger_balance(&evm, 8453, TokenType::USDC).unwrap(), "4000000");
-    assert_eq!(client.pending_deposits()[0].id, id);
+    assert_eq!(client.pending_deposits().unwrap()[0].id, id);
     assert_eq!(client.status(), ClientStatus::Ready);
     let eligibility = client.can_refund(&id).unwrap();
     assert!(eligibility.eligible, "{eligibility:?}");
@@ -159,7 +159,7 @@ fn manual_refund_with_auto_refund_off() {
         c.auto_sweep = false;
         c
     });
-    assert!(!client.refund_config().enabled);
+    assert!(!client.refund_config().unwrap().enabled);
     let sender = checksummed(&owner());
     let id = deposit_detected(&net, &client, 42161, TokenType::USDT, "2500000", Some(&sender)).id;
     let eligibility = client.can_refund(&id).unwrap();
@@ -309,7 +309,7 @@ fn solana_deposits_need_a_solana_sender() {
     assert!(result.error.as_deref().unwrap().starts_with("Address type mismatch"), "{result:?}");
     let solana = client.deposit_addresses().unwrap().solana;
     assert_eq!(net.devnet.ledger_balance(&solana, 101, TokenType::SOL).unwrap(), "100000000");
-    assert_eq!(client.pending_deposits()[0].id, id, "the money stays, the deposit too");
+    assert_eq!(client.pending_deposits().unwrap()[0].id, id, "the money stays, the deposit too");
 
     // With a Solana sender: refunded to it, less the gas ($0.01 = 0.0000666… SOL).
     let id =
@@ -349,8 +349,8 @@ fn auto_refund_waits_for_failed_sweeps_only_and_manual_sweep_still_works_after()
     let (last, events) = wait_terminal(&client, &id);
     assert_eq!(last.phase, DepositPhase::Credited);
     assert!(refund_updates(&events, &id).is_empty());
-    assert_eq!(client.sweep_result(&id).unwrap().status, SweepStatus::Success);
-    assert!(client.refund_result(&id).is_none());
+    assert_eq!(client.sweep_result(&id).unwrap().unwrap().status, SweepStatus::Success);
+    assert!(client.refund_result(&id).unwrap().is_none());
 }
 
 fn fresh_warmup(net: &Net) {

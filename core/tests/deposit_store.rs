@@ -56,7 +56,7 @@ fn a_restarted_client_resumes_a_waiting_deposit_with_the_same_event_ids() {
 
     let second = durable_client(&net, &owner, &store, false);
     // Where the first left it: the same deposit, waiting for a manual sweep.
-    let pending = second.pending_deposits();
+    let pending = second.pending_deposits().unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].id, detected.id);
     assert_eq!(pending[0].raw_amount.to_string(), "7000000");
@@ -116,7 +116,7 @@ fn a_send_of_unknown_outcome_is_resolved_after_a_restart_with_the_same_quote() {
     });
     let failed = events.last().and_then(DepositEvent::lifecycle).unwrap();
     assert!(failed.error.as_deref().unwrap_or("").contains("unknown"), "{failed:?}");
-    let pending = first.sweep_result(&detected.id).unwrap();
+    let pending = first.sweep_result(&detected.id).unwrap().unwrap();
     assert_eq!(pending.status, SweepStatus::Pending);
     let last = first.last_event_id();
     first.close().unwrap();
@@ -133,9 +133,9 @@ fn a_send_of_unknown_outcome_is_resolved_after_a_restart_with_the_same_quote() {
     });
     let credited = events.last().and_then(DepositEvent::lifecycle).unwrap();
     assert!(credited.transaction_id.is_some());
-    let result = second.sweep_result(&detected.id).unwrap();
+    let result = second.sweep_result(&detected.id).unwrap().unwrap();
     assert_eq!(result.status, SweepStatus::Success);
-    assert!(second.pending_deposits().is_empty());
+    assert!(second.pending_deposits().unwrap().is_empty());
     // Resolved, not sent again: the owner got the deposit once.
     assert_eq!(net.devnet.ledger_balance(&owner_lower, 8453, TokenType::USDC).unwrap(), delivered);
     let sweeps = second.get_transactions(Some(1), Some(100)).unwrap();
@@ -161,7 +161,7 @@ fn the_in_memory_log_replays_the_last_events_and_says_when_older_ones_are_gone()
     let client = DepositClient::new(config).unwrap();
     client.initialize().unwrap();
     client.start_watching().unwrap();
-    client.stop_watching();
+    client.stop_watching().unwrap();
     let last = client.last_event_id();
     assert!(last >= 4, "initializing, ready, watching, ready: {last}");
     assert_eq!(client.store_path(), None);
@@ -226,16 +226,16 @@ fn notification_records_come_back_with_the_client() {
     let address = first.deposit_addresses().unwrap().evm;
     net.devnet.deposit(&address, 8453, TokenType::USDC, "3000000", None).unwrap();
     let detected = poll_detected(&first);
-    let records = first.notifications();
+    let records = first.notifications().unwrap();
     assert_eq!(records.len(), 1);
     first.close().unwrap();
 
     let second = make();
-    assert_eq!(second.notifications(), records, "the same record, same times");
-    assert_eq!(second.notifications()[0].event.id, detected.id);
-    assert!(second.dismiss_notification(&detected.id));
+    assert_eq!(second.notifications().unwrap(), records, "the same record, same times");
+    assert_eq!(second.notifications().unwrap()[0].event.id, detected.id);
+    assert!(second.dismiss_notification(&detected.id).unwrap());
     second.close().unwrap();
     let third = make();
-    assert!(third.notifications().is_empty(), "a dismissal is kept too");
+    assert!(third.notifications().unwrap().is_empty(), "a dismissal is kept too");
     third.close().unwrap();
 }

@@ -148,10 +148,12 @@ fn the_host_balance_provider_wins_over_every_other_source() {
     });
     let asked = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&asked);
-    client.set_balance_provider(Some(Arc::new(move |method: &str, params: &Value| {
-        record.lock().unwrap().push((method.to_owned(), params.clone()));
-        Ok(lines()["balances"].clone())
-    })));
+    client
+        .set_balance_provider(Some(Arc::new(move |method: &str, params: &Value| {
+            record.lock().unwrap().push((method.to_owned(), params.clone()));
+            Ok(lines()["balances"].clone())
+        })))
+        .unwrap();
     let balances = client.get_wallet_balances().unwrap();
     assert_eq!(balances.len(), 1, "X Layer is never offered: {balances:#?}");
     assert_eq!(balances[0].source(), BalanceSource::Provider);
@@ -167,7 +169,7 @@ fn the_host_balance_provider_wins_over_every_other_source() {
     assert!(api.requests().is_empty() && proxy.requests().is_empty());
     // Removed, the next source (rpc, ahead of the key) answers — here it fails on the closed
     // ports, which shows it was tried instead of the API.
-    client.set_balance_provider(None);
+    client.set_balance_provider(None).unwrap();
     let err = client.get_wallet_balances().unwrap_err();
     assert!(
         err.message()
@@ -180,11 +182,13 @@ fn the_host_balance_provider_wins_over_every_other_source() {
 #[test]
 fn a_failing_host_provider_is_a_funding_error() {
     let client = client(|_| {});
-    client.set_balance_provider(Some(Arc::new(
-        |_: &str, _: &Value| -> Result<Value, ProviderError> {
-            Err(ProviderError::new(-32000, "indexer down"))
-        },
-    )));
+    client
+        .set_balance_provider(Some(Arc::new(
+            |_: &str, _: &Value| -> Result<Value, ProviderError> {
+                Err(ProviderError::new(-32000, "indexer down"))
+            },
+        )))
+        .unwrap();
     let err = client.get_wallet_balances().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Funding);
     assert_eq!(
@@ -264,7 +268,7 @@ fn a_balance_works_only_with_the_client_that_issued_it() {
     let provider: Arc<dyn WalletProvider> =
         Arc::new(|_: &str, _: &Value| -> Result<Value, ProviderError> { Ok(lines()) });
     let a = client(|_| {});
-    a.set_balance_provider(Some(Arc::clone(&provider)));
+    a.set_balance_provider(Some(Arc::clone(&provider))).unwrap();
     let b = client(|_| {});
     let balance = a.get_wallet_balances().unwrap().remove(0);
     let err = b.fund_from_wallet(&balance, None).unwrap_err();

@@ -176,7 +176,7 @@ fn wait_settled(client: &DepositClient, id: &str) -> (DepositLifecycleEvent, Vec
 
 /// The delivered raw amount of `id`'s successful sweep, checked against its credited event.
 fn delivered(client: &DepositClient, credited: &DepositLifecycleEvent) -> U256 {
-    let result = client.sweep_result(&credited.id).expect("a sweep result");
+    let result = client.sweep_result(&credited.id).unwrap().expect("a sweep result");
     assert_eq!(result.status, SweepStatus::Success, "{result:#?}");
     assert_eq!(credited.transaction_id.as_deref(), Some(result.transaction_id.as_str()));
     let delivered = result.delivered.expect("the delivered amount");
@@ -187,7 +187,11 @@ fn delivered(client: &DepositClient, credited: &DepositLifecycleEvent) -> U256 {
 fn assert_nothing_new(client: &DepositClient) {
     let found = client.poll_now().unwrap();
     assert!(found.is_empty(), "nothing new after the sweep: {found:#?}");
-    assert!(client.pending_deposits().is_empty(), "{:#?}", client.pending_deposits());
+    assert!(
+        client.pending_deposits().unwrap().is_empty(),
+        "{:#?}",
+        client.pending_deposits().unwrap()
+    );
 }
 
 #[test]
@@ -241,7 +245,7 @@ fn native_eth_from_a_url_wallet_is_credited_as_usdc_on_arbitrum() {
     assert!(receipt.status);
     // Collected: devnet sent the deposit address exactly the collection's gas, nothing is left.
     assert_eq!(fx.chain_balance(&deposit, 8453, TokenType::ETH), U256::ZERO);
-    client.stop_watching();
+    client.stop_watching().unwrap();
     assert_nothing_new(&client);
 }
 
@@ -427,7 +431,7 @@ fn a_wallet_that_rejects_loses_nothing_and_no_deposit_appears() {
     // And the watcher finds nothing.
     let found = client.poll_now().unwrap();
     assert!(found.is_empty(), "{found:#?}");
-    assert!(client.pending_deposits().is_empty());
+    assert!(client.pending_deposits().unwrap().is_empty());
 }
 
 /// A fresh Solana wallet holding 1 SOL that rejects every transaction.

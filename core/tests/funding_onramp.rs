@@ -44,7 +44,7 @@ fn the_widget_url_names_the_destination() {
         c.onramp.fiat_currency = "EUR".into();
         c.onramp.payment_mode = Some("sepa".into());
     });
-    assert!(client.is_onramp_supported());
+    assert!(client.is_onramp_supported().unwrap());
     let url = client.open_onramp(Some(120.0)).unwrap();
     assert!(url.starts_with("http://127.0.0.1:7420/onramp/widget?"), "{url}");
     let params = query(&url);
@@ -102,7 +102,7 @@ fn overlay_messages_become_events_and_the_last_order() {
     let order = json!({"id": "ord_42", "status": "completed", "cryptoAmount": "99.0",
                        "cryptoCurrency": "USDC", "walletAddress": OWNER.to_ascii_lowercase(),
                        "network": "base", "fiatAmount": 100, "fiatCurrency": "USD", "txHash": "0xabc"});
-    assert_eq!(client.last_onramp_order(), None);
+    assert_eq!(client.last_onramp_order().unwrap(), None);
     for name in ["widget_opened", "order_created", "order_processing", "order_completed"] {
         let delivered =
             client.handle_onramp_message(&json!({"event": name, "data": order})).unwrap();
@@ -140,7 +140,7 @@ fn overlay_messages_become_events_and_the_last_order() {
             "destination": {"address": OWNER.to_ascii_lowercase(), "chainId": 8453},
             "fiatAmount": 100.0, "fiatCurrency": "USD", "txHash": "0xabc"}})
     );
-    assert_eq!(client.last_onramp_order().as_ref(), Some(complete));
+    assert_eq!(client.last_onramp_order().unwrap().as_ref(), Some(complete));
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn unknown_or_malformed_messages_are_invalid_arguments() {
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert!(err.message().contains("cryptoCurrency"), "{err}");
     assert!(client.next_event(Duration::from_millis(100)).is_none(), "nothing emitted");
-    assert_eq!(client.last_onramp_order(), None);
+    assert_eq!(client.last_onramp_order().unwrap(), None);
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn redirect_mode_has_no_event_channel() {
         client.handle_onramp_message(&json!({"event": "order_completed", "data": {}})).unwrap();
     assert!(!delivered);
     assert!(client.next_event(Duration::from_millis(100)).is_none());
-    assert_eq!(client.last_onramp_order(), None);
+    assert_eq!(client.last_onramp_order().unwrap(), None);
 }
 
 #[test]

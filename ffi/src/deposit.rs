@@ -555,12 +555,14 @@ fn close(client: &depositkit_deposit_client) {
 /// does). The status becomes `DEPOSITKIT_CLIENT_STATUS_IDLE`.
 ///
 /// Idempotent. Afterwards every call on the client fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK`
-/// ("the client is closed"), except the getters (`_status`, `_get_destination`,
-/// `_is_onramp_supported`, `_pending_deposits`, `_sweep_result`, `_refund_result`,
-/// `_refund_config`, `_is_recovering`, `_notifications`, `_dismiss_notification`,
-/// `_notifications_config`, `_dropped_events`, `_callback_errors`, `_last_onramp_order`),
-/// `_unsubscribe`, `_clear_funding_wallet`, and
-/// `_next_event`, which still hands out the events left in the queue. A refund or recovery
+/// ("the client is closed") except what stays true after closing: `_close`, `_status`
+/// (`DEPOSITKIT_CLIENT_STATUS_IDLE`), the event log (`_events_since`, `_deposit_history`,
+/// `_last_event_id`), `_next_event` (which still hands out the events left in the queue) and
+/// the delivery counters (`_dropped_events`, `_callback_errors`), and the releases closing
+/// already did (`_unsubscribe`, `_clear_funding_wallet`). In particular
+/// `_get_destination`, `_pending_deposits`, `_stop_watching`, `_sweep_result`,
+/// `_refund_result`, `_refund_config`, `_notifications`, `_dismiss_notification` and every
+/// other getter of the running client fail: their answers would be stale. A refund or recovery
 /// under way is abandoned like a sweep: the money is either moved or still in the account.
 /// The handle must still be freed with `depositkit_deposit_client_free`.
 ///
@@ -702,8 +704,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_set_destination(
 /// `depositkit_string_free`): `{"chainId": 8453, "address": "0x...", "token": "USDC"}`, with
 /// the defaults filled in. On failure it is not written.
 ///
-/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-/// NULL. Works on a closed client too. Does not block. Thread-safe.
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -715,7 +717,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_get_destination(
 ) -> depositkit_status {
     // SAFETY: the caller's contract above.
     boundary::status(|| unsafe {
-        write_json_answer(client, out_json, "out_json", |c| Ok(c.get_destination()))
+        write_json_answer(client, out_json, "out_json", |c| c.get_destination())
     })
 }
 
@@ -747,8 +749,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_status(
 /// false for X Layer; true for Ethereum, BNB Chain, Base, Arbitrum and Solana).
 ///
 /// On success `*out_supported` is written; on failure it is not. Returns
-/// `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does
-/// not block. Thread-safe.
+/// `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
@@ -763,7 +765,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_is_onramp_supported(
         let client = unsafe { client_arg(client) }?;
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_supported, "out_supported") }?;
-        out.write(client.inner.is_onramp_supported());
+        out.write(client.inner.is_onramp_supported()?);
         Ok(())
     })
 }
@@ -797,8 +799,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_start_watching(
 /// it does not run. What the watcher has seen is kept: starting it again reports only new
 /// deposits.
 ///
-/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL.
-/// Does not block. Thread-safe.
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed (closing
+/// stopped the watcher); `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` is NULL. Does not
+/// block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`.
@@ -809,7 +812,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_stop_watching(
     boundary::status(|| {
         // SAFETY: the caller's contract above.
         let client = unsafe { client_arg(client) }?;
-        client.inner.stop_watching();
+        client.inner.stop_watching()?;
         Ok(())
     })
 }
@@ -856,8 +859,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_poll_now(
 /// "rawAmount": "25000000", "decimals": 6, "detectedAt": <unix ms>}` (`rawAmount` is a decimal
 /// string: it may not fit a double). On failure it is not written.
 ///
-/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-/// NULL. Does not block. Thread-safe.
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -869,7 +872,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_pending_deposits(
 ) -> depositkit_status {
     // SAFETY: the caller's contract above.
     boundary::status(|| unsafe {
-        write_json_answer(client, out_json, "out_json", |c| Ok(c.pending_deposits()))
+        write_json_answer(client, out_json, "out_json", |c| c.pending_deposits())
     })
 }
 
@@ -928,8 +931,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_sweep(
 /// failure it is not written.
 ///
 /// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when no sweep of that deposit
-/// has finished (the last 1000 results are kept); `DEPOSITKIT_STATUS_NULL_ARGUMENT`;
-/// `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block. Thread-safe.
+/// has finished (the last 1000 results are kept); `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block.
+/// Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
@@ -948,7 +952,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_sweep_result(
         let deposit_id = unsafe { strings::str_arg(deposit_id, "deposit_id") }?;
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_result_json, "out_result_json") }?;
-        let result = client.inner.sweep_result(deposit_id).ok_or_else(|| {
+        let result = client.inner.sweep_result(deposit_id)?.ok_or_else(|| {
             FfiError::new(
                 depositkit_status::NotFound,
                 format!("no sweep of deposit {} has finished", quote(deposit_id)),
@@ -1037,7 +1041,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_subscribe(
         // SAFETY: the caller's contract above.
         unsafe {
             register_callback(client, callback, user_data, user_data_free, out_subscription, {
-                |inner, host| Ok(inner.subscribe_recorded(Box::new(move |event| host.call(event))))
+                |inner, host| inner.subscribe_recorded(Box::new(move |event| host.call(event)))
             })
         }
     })
@@ -1045,9 +1049,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_subscribe(
 
 /// The body of an export that registers a C callback (`depositkit_deposit_client_subscribe`,
 /// `depositkit_deposit_client_subscribe_notifications`): checks `client`, `callback` and
-/// `out_subscription` in this order and that the client is open, wraps the callback in a
-/// [`HostCallback`], lets `subscribe` hand it to the core, records it in the handle's table and
-/// writes the id. When `subscribe` fails nothing is registered and `user_data` stays the
+/// `out_subscription` in this order, wraps the callback in a [`HostCallback`], lets `subscribe`
+/// hand it to the core (which refuses it when the client is closed), records it in the
+/// handle's table and writes the id. When `subscribe` fails nothing is registered and `user_data` stays the
 /// caller's (`user_data_free` is not called).
 ///
 /// # Safety
@@ -1067,9 +1071,6 @@ pub(crate) unsafe fn register_callback(
     let callback = callback.ok_or_else(|| FfiError::null_argument("callback"))?;
     // SAFETY: the caller's contract above.
     let out = unsafe { boundary::out(out_subscription, "out_subscription") }?;
-    if client.inner.is_closed() {
-        return Err(FfiError::new(depositkit_status::DepositSdk, "the client is closed"));
-    }
     let host = Arc::new(HostCallback {
         callback,
         user_data,
@@ -1156,7 +1157,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_unsubscribe(
 /// and notification callbacks).
 ///
 /// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+/// Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
@@ -1238,7 +1240,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_next_event(
 /// dropped to make room).
 ///
 /// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Thread-safe.
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+/// Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
@@ -1302,7 +1305,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_events_since(
 /// The id of the last event the client emitted (0: none yet).
 ///
 /// On success `*out_id` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+/// Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_id` must
@@ -1332,7 +1336,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_last_event_id(
 ///
 /// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
 /// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block on the
-/// network. Thread-safe.
+/// network. Thread-safe; works on a closed client too.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`

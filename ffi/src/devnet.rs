@@ -1,4 +1,4 @@
-//! The devnet emulator in process (cargo feature `devnet`, on by default): a host starts the
+//! The devnet emulator in process (opt-in cargo feature `devnet`): a host starts the
 //! local emulator of the remote services (JWT service, signer, universal-account service and
 //! the user-lookup service) on loopback, points a deposit client's `servicesUrl` at it, and
 //! drives it: deposits to any address, ledger balances, prices and sweep faults. Started with
@@ -11,7 +11,7 @@
 //! but not `Sync` (it waits on a channel when it stops), so the handle keeps it behind a mutex;
 //! calls on one devnet are serialized, which costs nothing for a test tool.
 //!
-//! Production builds may leave all this out with `--no-default-features`: the header then still
+//! Production builds (without the feature, the default) leave all this out: the header still
 //! declares these functions inside `#if defined(DEPOSITKIT_DEVNET)`, and the library lacks them.
 
 use std::ffi::c_char;
@@ -42,7 +42,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// released by `depositkit_devnet_free`. Thread-safe: any number of threads may use one devnet
 /// at once (its calls take turns), and free it on any thread once no call is using it.
 ///
-/// Only in builds with the cargo feature `devnet` (the default); define `DEPOSITKIT_DEVNET`
+/// Only in builds with the opt-in cargo feature `devnet`; define `DEPOSITKIT_DEVNET`
 /// before including this header to declare these functions.
 #[allow(non_camel_case_types)]
 pub struct depositkit_devnet {

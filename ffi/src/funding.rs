@@ -405,21 +405,12 @@ impl HostProviders {
     }
 }
 
-/// Drops every provider of `client` (closing or freeing it): the core's references first, then
-/// the handle's, outside every lock, so `user_data_free` runs here unless a call of the
-/// provider is still running (then right after it returns, on its thread).
+/// Drops every provider of `client` (closing or freeing it, once the core's `close()` dropped its
+/// own references): the handle's, outside every lock, so `user_data_free` runs here unless a
+/// call of the provider is still running (then right after it returns, on its thread).
 pub(crate) fn release_providers(client: &depositkit_deposit_client) {
-    client.inner.clear_funding_wallet();
-    client.inner.set_balance_provider(None);
     let released = std::mem::take(&mut *lock(&client.providers.0));
     drop(released);
-}
-
-fn ensure_open(client: &depositkit_deposit_client) -> FfiResult<()> {
-    if client.inner.is_closed() {
-        return Err(FfiError::new(depositkit_status::DepositSdk, "the client is closed"));
-    }
-    Ok(())
 }
 
 /// The body of the provider setters: checks `client`, `provider` and `address` in order, sets
@@ -446,7 +437,6 @@ unsafe fn set_host_provider(
     let callback = provider.ok_or_else(|| FfiError::null_argument("provider"))?;
     // SAFETY: the caller's contract above.
     let address = unsafe { strings::opt_str_arg(address, "address") }?;
-    ensure_open(client)?;
     let host = HostProvider::new(callback, user_data, user_data_free);
     // Not `owned` yet: when `set` fails, dropping `host` leaves `user_data` alone.
     set(client, Arc::clone(&host) as Arc<dyn WalletProvider>, address)?;
@@ -496,7 +486,6 @@ pub unsafe extern "C" fn depositkit_deposit_client_set_evm_wallet_url(
         let url = unsafe { strings::str_arg(url, "url") }?;
         // SAFETY: the caller's contract above.
         let address = unsafe { strings::opt_str_arg(address, "address") }?;
-        ensure_open(client)?;
         client.inner.set_evm_wallet(EvmProvider::Url(url.to_owned()), address)?;
         let replaced = client.providers.replace(Kind::Evm, None);
         drop(replaced);
@@ -629,8 +618,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_set_balance_provider(
         if provider.is_none() {
             // SAFETY: the caller's contract above.
             let client = unsafe { client_arg(client) }?;
-            ensure_open(client)?;
-            client.inner.set_balance_provider(None);
+            client.inner.set_balance_provider(None)?;
             let removed = client.providers.replace(Kind::Balance, None);
             drop(removed);
             return Ok(());
@@ -644,10 +632,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_set_balance_provider(
                 user_data,
                 user_data_free,
                 std::ptr::null(),
-                |c, host, _| {
-                    c.inner.set_balance_provider(Some(host));
-                    Ok(())
-                },
+                |c, host, _| c.inner.set_balance_provider(Some(host)),
             )
         }
     })

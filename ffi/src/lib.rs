@@ -64,8 +64,9 @@ pub mod funding;
 
 pub mod onramp;
 
-// The in-process devnet (`depositkit_devnet_*`): on by default, left out of production builds
-// with `--no-default-features`. The header declares it inside `#if defined(DEPOSITKIT_DEVNET)`.
+// The in-process devnet (`depositkit_devnet_*`): only with the opt-in cargo feature `devnet`
+// (tests, demos); production builds have none of it. The header declares it inside
+// `#if defined(DEPOSITKIT_DEVNET)`.
 #[cfg(feature = "devnet")]
 pub mod devnet;
 

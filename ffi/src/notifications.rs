@@ -69,8 +69,8 @@ pub type depositkit_notifications_callback = Option<
 ///
 /// Absent fields are left out, not null. On failure it is not written.
 ///
-/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-/// NULL. Works on a closed client too. Does not block. Thread-safe.
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -82,7 +82,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_notifications(
 ) -> depositkit_status {
     // SAFETY: the caller's contract above.
     boundary::status(|| unsafe {
-        write_json_answer(client, out_json, "out_json", |c| Ok(c.notifications()))
+        write_json_answer(client, out_json, "out_json", |c| c.notifications())
     })
 }
 
@@ -93,9 +93,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_notifications(
 /// deposit, a record already gone, or when the `notifications` option is not set); on failure
 /// it is not written.
 ///
-/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL;
-/// `DEPOSITKIT_STATUS_INVALID_UTF8`. Works on a closed client too. Does not block. Thread-safe
-/// (also from inside a callback).
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+/// Does not block. Thread-safe (also from inside a callback).
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_dismiss_notification(
         let deposit_id = unsafe { strings::str_arg(deposit_id, "deposit_id") }?;
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_dismissed, "out_dismissed") }?;
-        out.write(client.inner.dismiss_notification(deposit_id));
+        out.write(client.inner.dismiss_notification(deposit_id)?);
         Ok(())
     })
 }
@@ -175,8 +175,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_subscribe_notifications(
 /// "max": 5, "className": null}`, or `null` (the JSON literal) when notifications are off. On
 /// failure it is not written.
 ///
-/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-/// NULL. Works on a closed client too. Does not block. Thread-safe.
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -188,6 +188,6 @@ pub unsafe extern "C" fn depositkit_deposit_client_notifications_config(
 ) -> depositkit_status {
     // SAFETY: the caller's contract above.
     boundary::status(|| unsafe {
-        write_json_answer(client, out_json, "out_json", |c| Ok(c.notifications_config()))
+        write_json_answer(client, out_json, "out_json", |c| c.notifications_config())
     })
 }

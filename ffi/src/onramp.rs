@@ -156,8 +156,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_handle_onramp_message(
 /// `depositkit_string_free`), the order as `depositkit_deposit_client_handle_onramp_message`
 /// describes it, or NULL when no order completed yet. On failure it is not written.
 ///
-/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-/// NULL. Works on a closed client too. Does not block. Thread-safe.
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
@@ -172,7 +172,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_last_onramp_order(
         let client = unsafe { client_arg(client) }?;
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_order_json, "out_order_json") }?;
-        let order = match client.inner.last_onramp_order() {
+        let order = match client.inner.last_onramp_order()? {
             Some(order) => json_out(serde_json::to_string(&order))?,
             None => std::ptr::null_mut(),
         };

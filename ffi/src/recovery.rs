@@ -101,8 +101,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_recover_funds(
 /// Whether a recovery (`depositkit_deposit_client_recover_funds`) is queued or running.
 ///
 /// On success `*out_recovering` is written; on failure it is not. Returns
-/// `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works
-/// on a closed client too. Does not block. Thread-safe.
+/// `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_is_recovering(
         let client = unsafe { client_arg(client) }?;
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_recovering, "out_recovering") }?;
-        out.write(client.inner.is_recovering());
+        out.write(client.inner.is_recovering()?);
         Ok(())
     })
 }

@@ -158,8 +158,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_can_refund(
 /// it (`status` may also be `"pending"` or `"processing"` here). On failure it is not written.
 ///
 /// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when the deposit was never
-/// refunded nor tried; `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`.
-/// Works on a closed client too. Does not block. Thread-safe.
+/// refunded nor tried; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block.
+/// Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
@@ -178,7 +179,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_refund_result(
         let deposit_id = unsafe { strings::str_arg(deposit_id, "deposit_id") }?;
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_json, "out_json") }?;
-        let result = client.inner.refund_result(deposit_id).ok_or_else(|| {
+        let result = client.inner.refund_result(deposit_id)?.ok_or_else(|| {
             FfiError::new(
                 depositkit_status::NotFound,
                 format!("deposit {} was never refunded", quote(deposit_id)),
@@ -196,8 +197,8 @@ pub unsafe extern "C" fn depositkit_deposit_client_refund_result(
 /// `depositkit_string_free`): `{"enabled": false, "delayMs": 5000, "maxAttempts": 2,
 /// "refundToSender": true}`. On failure it is not written.
 ///
-/// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
-/// NULL. Works on a closed client too. Does not block. Thread-safe.
+/// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed;
+/// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Does not block. Thread-safe.
 ///
 /// # Safety
 /// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
@@ -209,6 +210,6 @@ pub unsafe extern "C" fn depositkit_deposit_client_refund_config(
 ) -> depositkit_status {
     // SAFETY: the caller's contract above.
     boundary::status(|| unsafe {
-        write_json_answer(client, out_json, "out_json", |c| Ok(c.refund_config()))
+        write_json_answer(client, out_json, "out_json", |c| c.refund_config())
     })
 }

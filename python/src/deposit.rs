@@ -764,6 +764,16 @@ impl PyDepositClient {
         Ok(&self.shared(py)?.client)
     }
 
+    /// Asks the core client one thing that does not block (the core decides what a closed
+    /// client still answers): its error raised as the Python exception of its kind.
+    fn ask<T>(
+        &self,
+        py: Python<'_>,
+        call: impl FnOnce(&DepositClient) -> core::Result<T>,
+    ) -> PyResult<T> {
+        call(self.client(py)?).map_err(|e| client_err(py, e))
+    }
+
     fn callbacks(
         &self,
     ) -> std::sync::MutexGuard<'_, Vec<(Option<SubscriptionId>, Arc<CallbackSlot>)>> {
@@ -1047,7 +1057,7 @@ impl PyDepositClient {
     }
 
     fn get_destination<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        resolved_destination_dict(py, &self.client(py)?.get_destination())
+        resolved_destination_dict(py, &self.ask(py, DepositClient::get_destination)?)
     }
 
     #[getter]
@@ -1057,7 +1067,7 @@ impl PyDepositClient {
 
     #[getter]
     fn is_watching(&self, py: Python<'_>) -> PyResult<bool> {
-        Ok(self.client(py)?.is_watching())
+        self.ask(py, DepositClient::is_watching)
     }
 
     #[getter]
@@ -1072,12 +1082,12 @@ impl PyDepositClient {
 
     #[getter]
     fn intermediary_address(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        Ok(self.client(py)?.intermediary_address())
+        self.ask(py, DepositClient::intermediary_address)
     }
 
     #[getter]
     fn account_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        Ok(self.client(py)?.account_id())
+        self.ask(py, DepositClient::account_id)
     }
 
     #[getter]
@@ -1128,7 +1138,7 @@ impl PyDepositClient {
     }
 
     fn is_onramp_supported(&self, py: Python<'_>) -> PyResult<bool> {
-        Ok(self.client(py)?.is_onramp_supported())
+        self.ask(py, DepositClient::is_onramp_supported)
     }
 
     // --- fund from wallet (funding.rs) ----------------------------------------------------------
@@ -1187,10 +1197,7 @@ impl PyDepositClient {
             py,
             |p| &mut p.balances,
             slot,
-            move |client| {
-                client.set_balance_provider(core_provider);
-                Ok(())
-            },
+            move |client| client.set_balance_provider(core_provider),
         )
     }
 
@@ -1260,7 +1267,7 @@ impl PyDepositClient {
 
     #[getter]
     fn last_onramp_order(&self, py: Python<'_>) -> PyResult<Option<PyOnrampOrder>> {
-        Ok(self.client(py)?.last_onramp_order().map(PyOnrampOrder::from))
+        Ok(self.ask(py, DepositClient::last_onramp_order)?.map(PyOnrampOrder::from))
     }
 
     fn start_watching(&self, py: Python<'_>) -> PyResult<()> {
@@ -1270,8 +1277,7 @@ impl PyDepositClient {
 
     fn stop_watching(&self, py: Python<'_>) -> PyResult<()> {
         let client = self.client(py)?;
-        py.detach(|| client.stop_watching());
-        Ok(())
+        py.detach(|| client.stop_watching()).map_err(|e| client_err(py, e))
     }
 
     fn poll_now(&self, py: Python<'_>) -> PyResult<Vec<PyLifecycleEvent>> {
@@ -1280,7 +1286,8 @@ impl PyDepositClient {
     }
 
     fn pending_deposits(&self, py: Python<'_>) -> PyResult<Vec<PyDetectedDeposit>> {
-        Ok(self.client(py)?.pending_deposits().into_iter().map(PyDetectedDeposit::from).collect())
+        let pending = self.ask(py, DepositClient::pending_deposits)?;
+        Ok(pending.into_iter().map(PyDetectedDeposit::from).collect())
     }
 
     fn sweep(&self, py: Python<'_>, deposit_id: &Bound<'_, PyAny>) -> PyResult<PySweepResult> {
@@ -1294,7 +1301,7 @@ impl PyDepositClient {
         deposit_id: &Bound<'_, PyAny>,
     ) -> PyResult<Option<PySweepResult>> {
         let id = str_arg(deposit_id, "deposit_id")?;
-        Ok(self.client(py)?.sweep_result(&id).map(Into::into))
+        Ok(self.ask(py, |client| client.sweep_result(&id))?.map(Into::into))
     }
 
     #[pyo3(signature = (page=1, page_size=10))]
@@ -1387,12 +1394,12 @@ impl PyDepositClient {
         deposit_id: &Bound<'_, PyAny>,
     ) -> PyResult<Option<PyRefundResult>> {
         let id = str_arg(deposit_id, "deposit_id")?;
-        Ok(self.client(py)?.refund_result(&id).map(Into::into))
+        Ok(self.ask(py, |client| client.refund_result(&id))?.map(Into::into))
     }
 
     #[getter]
     fn refund_config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        refund_config_dict(py, &self.client(py)?.refund_config())
+        refund_config_dict(py, &self.ask(py, DepositClient::refund_config)?)
     }
 
     fn stuck_funds(&self, py: Python<'_>) -> PyResult<Vec<PyDetectedDeposit>> {
@@ -1407,11 +1414,12 @@ impl PyDepositClient {
 
     #[getter]
     fn is_recovering(&self, py: Python<'_>) -> PyResult<bool> {
-        Ok(self.client(py)?.is_recovering())
+        self.ask(py, DepositClient::is_recovering)
     }
 
     fn notifications(&self, py: Python<'_>) -> PyResult<Vec<PyNotification>> {
-        Ok(self.client(py)?.notifications().into_iter().map(PyNotification::from).collect())
+        let records = self.ask(py, DepositClient::notifications)?;
+        Ok(records.into_iter().map(PyNotification::from).collect())
     }
 
     fn dismiss_notification(
@@ -1420,7 +1428,7 @@ impl PyDepositClient {
         deposit_id: &Bound<'_, PyAny>,
     ) -> PyResult<bool> {
         let id = str_arg(deposit_id, "deposit_id")?;
-        Ok(self.client(py)?.dismiss_notification(&id))
+        self.ask(py, |client| client.dismiss_notification(&id))
     }
 
     fn subscribe_notifications(
@@ -1434,16 +1442,15 @@ impl PyDepositClient {
                 type_name(callback)
             )));
         }
-        self.ensure_open(py)?;
+        let client = self.client(py)?;
         let slot = CallbackSlot::new(callback.clone().unbind());
         let held = Arc::clone(&slot);
         // Locked across the subscription, as in `subscribe`.
         let mut callbacks = self.callbacks();
-        let subscribed = self.client(py)?.subscribe_notifications(Box::new(
-            move |records: &[NotificationRecord]| {
+        let subscribed =
+            client.subscribe_notifications(Box::new(move |records: &[NotificationRecord]| {
                 held.call(|py| Ok(notifications_to_py(py, records)?.into_any().unbind()));
-            },
-        ));
+            }));
         match subscribed {
             Ok(id) => {
                 callbacks.push((Some(id), slot));
@@ -1459,8 +1466,7 @@ impl PyDepositClient {
 
     #[getter]
     fn notifications_config<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.client(py)?
-            .notifications_config()
+        self.ask(py, DepositClient::notifications_config)?
             .map(|config| notifications_config_dict(py, &config))
             .transpose()
     }
@@ -1472,17 +1478,26 @@ impl PyDepositClient {
                 type_name(callback)
             )));
         }
-        self.ensure_open(py)?;
+        let client = self.client(py)?;
         let slot = CallbackSlot::new(callback.clone().unbind());
         let held = Arc::clone(&slot);
         // The list is locked across the subscription so that `unsubscribe(id)` from a callback
         // of the first event finds the slot.
         let mut callbacks = self.callbacks();
-        let id = self.client(py)?.subscribe(Box::new(move |event: &core::DepositEvent| {
+        let subscribed = client.subscribe(Box::new(move |event: &core::DepositEvent| {
             held.call(|py| event_to_py(py, event));
         }));
-        callbacks.push((Some(id), slot));
-        Ok(id)
+        match subscribed {
+            Ok(id) => {
+                callbacks.push((Some(id), slot));
+                Ok(id)
+            }
+            Err(err) => {
+                drop(callbacks);
+                drop(slot.clear());
+                Err(client_err(py, err))
+            }
+        }
     }
 
     fn unsubscribe(&self, py: Python<'_>, id: SubscriptionId) -> PyResult<bool> {
@@ -1576,11 +1591,14 @@ impl PyDepositClient {
                 self.shared.origin.pid()
             ));
         }
-        let destination = self.shared.client.get_destination();
+        let owner = py_repr(py, self.shared.client.owner_address())?;
+        let status = py_repr(py, self.shared.client.status().as_str())?;
+        // A closed client has no destination any more (`get_destination()` raises).
+        let Ok(destination) = self.shared.client.get_destination() else {
+            return Ok(format!("<depositkit.DepositClient owner={owner} status={status} closed>"));
+        };
         Ok(format!(
-            "<depositkit.DepositClient owner={} status={} destination={}>",
-            py_repr(py, self.shared.client.owner_address())?,
-            py_repr(py, self.shared.client.status().as_str())?,
+            "<depositkit.DepositClient owner={owner} status={status} destination={}>",
             py_repr(
                 py,
                 &format!(

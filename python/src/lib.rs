@@ -24,7 +24,8 @@
 //! - [`onramp`]: the fiat onramp's `OnrampOrder` and its events `OnrampEvent` and
 //!   `OnrampCompleteEvent`;
 //! - [`devnet`]: `Devnet`, the emulator of the remote services, started in process (optionally
-//!   backed by the local chains).
+//!   backed by the local chains); only with the opt-in cargo feature `devnet` (production
+//!   wheels leave it out, and `depositkit/__init__.py` then says how to get it).
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -32,6 +33,7 @@ use pyo3::types::PyTuple;
 mod blocking;
 mod conversions;
 mod deposit;
+#[cfg(feature = "devnet")]
 mod devnet;
 mod errors;
 mod events;
@@ -64,6 +66,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     funding::register(m)?;
     onramp::register(m)?;
     deposit::register(m)?;
+    #[cfg(feature = "devnet")]
     devnet::register(m)?;
     Ok(())
 }
@@ -74,5 +77,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 fn _close_all(py: Python<'_>) {
     deposit::close_all(py);
+    #[cfg(feature = "devnet")]
     devnet::close_all(py);
 }

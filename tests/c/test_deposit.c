@@ -304,6 +304,38 @@ static void test_flow(const depositkit_devnet *devnet, const char *services_url)
     CHECK(frees_of(&closing) == 1);
     CHECK(depositkit_deposit_client_status(client, &status) == DEPOSITKIT_STATUS_OK);
     CHECK(status == DEPOSITKIT_CLIENT_STATUS_IDLE);
+
+    /* Closed: what describes the running client fails (its answer would be stale)... */
+    char *stale = NULL;
+    bool flag = false;
+    CHECK(depositkit_deposit_client_get_destination(client, &stale) ==
+          DEPOSITKIT_STATUS_DEPOSIT_SDK);
+    CHECK(last_error_contains("the client is closed"));
+    CHECK(depositkit_deposit_client_pending_deposits(client, &stale) ==
+          DEPOSITKIT_STATUS_DEPOSIT_SDK);
+    CHECK(depositkit_deposit_client_sweep_result(client, id, &stale) ==
+          DEPOSITKIT_STATUS_DEPOSIT_SDK);
+    CHECK(depositkit_deposit_client_refund_result(client, id, &stale) ==
+          DEPOSITKIT_STATUS_DEPOSIT_SDK);
+    CHECK(depositkit_deposit_client_notifications(client, &stale) ==
+          DEPOSITKIT_STATUS_DEPOSIT_SDK);
+    CHECK(depositkit_deposit_client_dismiss_notification(client, id, &flag) ==
+          DEPOSITKIT_STATUS_DEPOSIT_SDK);
+    CHECK(depositkit_deposit_client_stop_watching(client) == DEPOSITKIT_STATUS_DEPOSIT_SDK);
+    CHECK(last_error_contains("the client is closed"));
+    CHECK(stale == NULL && !flag);
+    /* ...what stays true still answers: the event log, and a release close() already did. */
+    uint64_t last_id = 0;
+    CHECK(depositkit_deposit_client_last_event_id(client, &last_id) == DEPOSITKIT_STATUS_OK);
+    CHECK(last_id > 0);
+    char *log = NULL;
+    CHECK(depositkit_deposit_client_events_since(client, 0, 0, &log) == DEPOSITKIT_STATUS_OK);
+    CHECK(json_contains(log, id));
+    depositkit_string_free(log);
+    CHECK(depositkit_deposit_client_unsubscribe(client, sub2, &removed) == DEPOSITKIT_STATUS_OK);
+    CHECK(!removed);
+    CHECK(depositkit_deposit_client_close(client) == DEPOSITKIT_STATUS_OK);
+
     depositkit_deposit_client_free(client);
     CHECK(frees_of(&events) == 1 && frees_of(&closing) == 1);
     CHECK(events.bad_length == 0 && events.events >= 6);

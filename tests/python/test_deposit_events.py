@@ -184,7 +184,7 @@ def test_close_and_with(net: Devnet, make_client: Any) -> None:
         assert not client.closed
         client.initialize()
         client.start_watching()
-    assert client.closed and client.status == "idle" and not client.is_watching
+    assert client.closed and client.status == "idle"
     client.close()  # idempotent
     for call in (client.initialize, client.poll_now, client.start_watching, lambda: client.sweep("dep_x")):
         with raises_exactly(DepositSDKError, "the client is closed"):
@@ -198,6 +198,122 @@ def test_close_and_with(net: Devnet, make_client: Any) -> None:
         with make_client() as other:
             1 / 0
     assert other.closed
+
+
+# What a closed client still answers (core/src/deposit/status.rs `ClientCall::answers_when_closed`,
+# the one table of the three faces), and how to call it.
+ANSWERS_WHEN_CLOSED: dict[str, Any] = {
+    "close": lambda c, ctx: c.close(),
+    "closed": lambda c, ctx: c.closed,
+    "status": lambda c, ctx: c.status,
+    "owner_address": lambda c, ctx: c.owner_address,
+    "store_path": lambda c, ctx: c.store_path,
+    "events_since": lambda c, ctx: c.events_since(),
+    "deposit_history": lambda c, ctx: c.deposit_history(ctx["deposit_id"]),
+    "last_event_id": lambda c, ctx: c.last_event_id,
+    "next_event": lambda c, ctx: c.next_event(timeout=0),
+    "dropped_events": lambda c, ctx: c.dropped_events,
+    "callback_panics": lambda c, ctx: c.callback_panics,
+    "unsubscribe": lambda c, ctx: c.unsubscribe(ctx["subscription"]),
+    "clear_funding_wallet": lambda c, ctx: c.clear_funding_wallet(),
+}
+
+# Every other public method and property, called with valid arguments: each raises
+# DepositSDKError "the client is closed" once the client is closed.
+REFUSED_WHEN_CLOSED: dict[str, Any] = {
+    "initialize": lambda c, ctx: c.initialize(),
+    "deposit_addresses": lambda c, ctx: c.deposit_addresses,
+    "account_id": lambda c, ctx: c.account_id,
+    "intermediary_address": lambda c, ctx: c.intermediary_address,
+    "set_destination": lambda c, ctx: c.set_destination(chain_id=CHAIN.BASE),
+    "get_destination": lambda c, ctx: c.get_destination(),
+    "is_onramp_supported": lambda c, ctx: c.is_onramp_supported(),
+    "is_watching": lambda c, ctx: c.is_watching,
+    "start_watching": lambda c, ctx: c.start_watching(),
+    "stop_watching": lambda c, ctx: c.stop_watching(),
+    "poll_now": lambda c, ctx: c.poll_now(),
+    "pending_deposits": lambda c, ctx: c.pending_deposits(),
+    "sweep": lambda c, ctx: c.sweep(ctx["deposit_id"]),
+    "sweep_result": lambda c, ctx: c.sweep_result(ctx["deposit_id"]),
+    "transactions": lambda c, ctx: c.transactions(),
+    "get_transactions": lambda c, ctx: c.get_transactions(),
+    "get_token_transactions": lambda c, ctx: c.get_token_transactions(CHAIN.BASE, ctx["evm"]),
+    "get_transaction": lambda c, ctx: c.get_transaction("0x00"),
+    "refund": lambda c, ctx: c.refund(ctx["deposit_id"]),
+    "can_refund": lambda c, ctx: c.can_refund(ctx["deposit_id"]),
+    "refund_result": lambda c, ctx: c.refund_result(ctx["deposit_id"]),
+    "refund_config": lambda c, ctx: c.refund_config,
+    "stuck_funds": lambda c, ctx: c.stuck_funds(),
+    "recover_funds": lambda c, ctx: c.recover_funds(),
+    "is_recovering": lambda c, ctx: c.is_recovering,
+    "notifications": lambda c, ctx: c.notifications(),
+    "dismiss_notification": lambda c, ctx: c.dismiss_notification(ctx["deposit_id"]),
+    "subscribe_notifications": lambda c, ctx: c.subscribe_notifications(print),
+    "notifications_config": lambda c, ctx: c.notifications_config,
+    "subscribe": lambda c, ctx: c.subscribe(print),
+    "set_evm_wallet": lambda c, ctx: c.set_evm_wallet(ctx["wallet"], address=ctx["funder"]),
+    "set_solana_wallet": lambda c, ctx: c.set_solana_wallet(ctx["wallet"]),
+    "set_balance_provider": lambda c, ctx: c.set_balance_provider(ctx["balances"]),
+    "connect_evm_wallet": lambda c, ctx: c.connect_evm_wallet(),
+    "evm_accounts": lambda c, ctx: c.evm_accounts(),
+    "prompt_evm_account_selection": lambda c, ctx: c.prompt_evm_account_selection(),
+    "connect_solana_wallet": lambda c, ctx: c.connect_solana_wallet(),
+    "get_wallet_balances": lambda c, ctx: c.get_wallet_balances(),
+    "fund_from_wallet": lambda c, ctx: c.fund_from_wallet(ctx["balance"]),
+    "open_onramp": lambda c, ctx: c.open_onramp(),
+    "handle_onramp_message": lambda c, ctx: c.handle_onramp_message({"event": "widget_opened", "data": {}}),
+    "last_onramp_order": lambda c, ctx: c.last_onramp_order,
+}
+
+
+def test_a_closed_client_refuses_every_call_but_what_stays_true(net: Devnet, make_client: Any) -> None:
+    public = {name for name in dir(DepositClient) if not name.startswith("_")}
+    assert not set(ANSWERS_WHEN_CLOSED) & set(REFUSED_WHEN_CLOSED)
+    assert public == set(ANSWERS_WHEN_CLOSED) | set(REFUSED_WHEN_CLOSED), (
+        "a public name of DepositClient is missing from the tables (or gone): "
+        f"{sorted(public ^ (set(ANSWERS_WHEN_CLOSED) | set(REFUSED_WHEN_CLOSED)))}"
+    )
+    client = make_client(auto_sweep=False, funding={"enabled": True}, onramp={"enabled": True}, notifications=True)
+    client.initialize()
+    funder = "0x52908400098527886E0F7030069857D2E4169EE7"
+    line = {"chainId": CHAIN.BASE, "token": "USDC", "tokenAddress": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+            "decimals": 6, "rawAmount": "25000000", "priceUSD": 1.0, "valueUSD": 25.0}
+    ctx: dict[str, Any] = {
+        "wallet": lambda method, params: None,
+        "balances": lambda request: [line],
+        "funder": funder,
+        "evm": client.deposit_addresses.evm,
+    }
+    client.set_evm_wallet(ctx["wallet"], address=funder)
+    client.set_balance_provider(ctx["balances"])
+    (ctx["balance"],) = client.get_wallet_balances()
+    net.deposit(ctx["evm"], CHAIN.BASE, "USDC", "3")
+    (detected,) = [e for e in client.poll_now() if e.phase == "detected"]
+    ctx["deposit_id"] = detected.id
+    client.start_watching()
+    ctx["subscription"] = client.subscribe(lambda event: None)
+    # Open, the views answer; closed, they would be stale.
+    assert [d.id for d in client.pending_deposits()] == [detected.id]
+    assert client.is_watching and client.get_destination()["chain_id"] == CHAIN.ARBITRUM
+    client.close()
+
+    for name, call in REFUSED_WHEN_CLOSED.items():
+        with raises_exactly(DepositSDKError, "the client is closed") as info:
+            call(client, ctx)
+        assert str(info.value) == "the client is closed", name
+    answers = {name: call(client, ctx) for name, call in ANSWERS_WHEN_CLOSED.items()}
+    assert answers["closed"] is True and answers["status"] == "idle"
+    assert answers["owner_address"] == client.owner_address and answers["store_path"] is None
+    assert answers["events_since"][-1][0] == answers["last_event_id"] > 0
+    assert [e.phase for _, e in answers["deposit_history"]] == ["detected"]
+    assert answers["unsubscribe"] is False, "close() dropped it already"
+    while client.next_event(timeout=0) is not None:
+        pass
+    assert list(client) == [], "closed and drained: iteration ends"
+    assert "closed" in repr(client) and client.owner_address in repr(client)
+    with raises_exactly(DepositSDKError, "the client is closed"):
+        with client:
+            pass
 
 
 def test_dropping_a_client_with_a_callback_cycle_frees_it(net: Devnet) -> None:

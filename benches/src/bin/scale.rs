@@ -213,14 +213,16 @@ fn scale_run(o: &Options, devnet: &Devnet, n: usize) {
                             config.auto_sweep = false;
                             let client = DepositClient::new(config).unwrap();
                             let board = Arc::clone(&latencies);
-                            client.subscribe(Box::new(move |event: &DepositEvent| {
-                                if event
-                                    .lifecycle()
-                                    .is_some_and(|e| e.phase == DepositPhase::Detected)
-                                {
-                                    board.detected(i);
-                                }
-                            }));
+                            client
+                                .subscribe(Box::new(move |event: &DepositEvent| {
+                                    if event
+                                        .lifecycle()
+                                        .is_some_and(|e| e.phase == DepositPhase::Detected)
+                                    {
+                                        board.detected(i);
+                                    }
+                                }))
+                                .unwrap();
                             let evm = client.initialize().unwrap().evm;
                             client.start_watching().unwrap();
                             (i, client, evm)

@@ -25,7 +25,7 @@ use super::model::{
 };
 use super::notifications::{NotificationRecord, NotificationStore};
 use super::poller::{BalancePoller, Batched, next_tick};
-use super::status::{ClientStatus, Lifecycle, StatusTracker};
+use super::status::{ClientCall, ClientStatus, Lifecycle, StatusTracker};
 use super::store::{self, AttemptWrite, Change, DepositStore, RecordWrite, Restored};
 use super::sweeper::Job;
 use super::watcher::{Detector, Finding, Thresholds};
@@ -210,6 +210,16 @@ impl Inner {
 
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+
+    /// The one guard of the client's own lifecycle: fails in a forked child, and after
+    /// `close()` unless [`ClientCall::answers_when_closed`] says `call` still answers.
+    pub(crate) fn guard(&self, call: ClientCall) -> Result<()> {
+        self.runtime.check_process()?;
+        if self.is_closed() && !call.answers_when_closed() {
+            return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
+        }
+        Ok(())
     }
 
     pub fn emit_status(&self, change: Option<ClientStatus>) {
@@ -639,6 +649,31 @@ impl std::fmt::Debug for DepositClient {
     }
 }
 
+// These calls have no error to return, so the lifecycle table must let a closed client answer
+// them (every other public method calls `Inner::guard` with its own `ClientCall`).
+const _: () = {
+    use ClientCall::*;
+    let infallible = [
+        Close,
+        IsClosed,
+        Status,
+        OwnerAddress,
+        StorePath,
+        LastEventId,
+        NextEvent,
+        NextRecordedEvent,
+        DroppedEvents,
+        CallbackPanics,
+        Unsubscribe,
+        ClearFundingWallet,
+    ];
+    let mut i = 0;
+    while i < infallible.len() {
+        assert!(infallible[i].answers_when_closed());
+        i += 1;
+    }
+};
+
 impl DepositClient {
     /// Validates `config` and builds a client (no network yet; see [`initialize`]).
     ///
@@ -733,14 +768,6 @@ impl DepositClient {
         Ok(DepositClient { inner, dispatcher: Mutex::new(Some(dispatcher)) })
     }
 
-    pub(crate) fn ensure_open(&self) -> Result<()> {
-        self.inner.runtime.check_process()?;
-        if self.inner.is_closed() {
-            return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
-        }
-        Ok(())
-    }
-
     /// Opens the intermediary session (JWT service), checks the signer's wallet against
     /// `intermediary_address`, and initializes the account: its deposit addresses.
     ///
@@ -753,7 +780,7 @@ impl DepositClient {
     /// the client is already initialized; [`ErrorKind::UniversalAccount`] when the account
     /// cannot be initialized; [`ErrorKind::Timeout`] after `call_timeout_ms`.
     pub fn initialize(&self) -> Result<DepositAddresses> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::Initialize)?;
         let change = {
             let mut state = self.inner.state();
             match state.status.lifecycle() {
@@ -824,7 +851,7 @@ impl DepositClient {
     /// # Errors
     /// [`ErrorKind::Configuration`] before [`initialize`](DepositClient::initialize).
     pub fn deposit_addresses(&self) -> Result<DepositAddresses> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::DepositAddresses)?;
         let state = self.inner.state();
         let account = state.account.as_ref().ok_or_else(not_initialized)?;
         Ok(DepositAddresses {
@@ -834,16 +861,24 @@ impl DepositClient {
     }
 
     /// The universal account's id, once initialized.
-    pub fn account_id(&self) -> Option<String> {
-        self.inner.account_id().ok()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn account_id(&self) -> Result<Option<String>> {
+        self.inner.guard(ClientCall::AccountId)?;
+        Ok(self.inner.account_id().ok())
     }
 
     /// The intermediary wallet (the signer's), once initialized.
-    pub fn intermediary_address(&self) -> Option<String> {
-        self.inner.state().wallet.clone()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn intermediary_address(&self) -> Result<Option<String>> {
+        self.inner.guard(ClientCall::IntermediaryAddress)?;
+        Ok(self.inner.state().wallet.clone())
     }
 
-    /// The owner address (lower-case).
+    /// The owner address (lower-case). Answers after `close()` too.
     pub fn owner_address(&self) -> &str {
         &self.inner.config.owner
     }
@@ -854,30 +889,43 @@ impl DepositClient {
     /// # Errors
     /// [`ErrorKind::Configuration`] as for the construction option; the old destination stays.
     pub fn set_destination(&self, destination: DestinationConfig) -> Result<Destination> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::SetDestination)?;
         let resolved = resolve_destination(&destination, &self.inner.config.owner)?;
         self.inner.state().destination = resolved.clone();
         Ok(resolved)
     }
 
     /// The current destination.
-    pub fn get_destination(&self) -> Destination {
-        self.inner.state().destination.clone()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn get_destination(&self) -> Result<Destination> {
+        self.inner.guard(ClientCall::GetDestination)?;
+        Ok(self.inner.state().destination.clone())
     }
 
     /// Whether the fiat onramp serves the destination chain (spec §4: not X Layer).
-    pub fn is_onramp_supported(&self) -> bool {
-        Chain::from_id(self.get_destination().chain_id).is_some_and(Chain::is_onramp_chain)
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn is_onramp_supported(&self) -> Result<bool> {
+        self.inner.guard(ClientCall::IsOnrampSupported)?;
+        let chain_id = self.inner.state().destination.chain_id;
+        Ok(Chain::from_id(chain_id).is_some_and(Chain::is_onramp_chain))
     }
 
-    /// The status.
+    /// The status (`idle` once closed; answers after `close()` too).
     pub fn status(&self) -> ClientStatus {
         self.inner.state().status.current()
     }
 
     /// Whether the watcher runs.
-    pub fn is_watching(&self) -> bool {
-        self.inner.state().status.watching()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn is_watching(&self) -> Result<bool> {
+        self.inner.guard(ClientCall::IsWatching)?;
+        Ok(self.inner.state().status.watching())
     }
 
     /// Starts the watcher: one poll now, then one every `polling_interval_ms`, never
@@ -886,7 +934,7 @@ impl DepositClient {
     /// # Errors
     /// [`ErrorKind::Configuration`] before [`initialize`](DepositClient::initialize).
     pub fn start_watching(&self) -> Result<()> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::StartWatching)?;
         let change = {
             let mut state = self.inner.state();
             if state.status.lifecycle() != Lifecycle::Ready {
@@ -905,7 +953,11 @@ impl DepositClient {
     }
 
     /// Stops the watcher (a poll under way is abandoned). Sweeps under way go on.
-    pub fn stop_watching(&self) {
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed (`close()` stopped it).
+    pub fn stop_watching(&self) -> Result<()> {
+        self.inner.guard(ClientCall::StopWatching)?;
         let change = {
             let mut state = self.inner.state();
             match state.watcher.take() {
@@ -917,6 +969,7 @@ impl DepositClient {
             }
         };
         self.inner.emit_status(change);
+        Ok(())
     }
 
     /// Runs one poll now (waiting for a poll under way to finish first) and returns the
@@ -928,7 +981,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`] (or
     /// [`ErrorKind::Jwt`]) when the balances cannot be read; [`ErrorKind::Timeout`].
     pub fn poll_now(&self) -> Result<Vec<DepositLifecycleEvent>> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::PollNow)?;
         self.inner.account_id()?;
         let inner = Arc::clone(&self.inner);
         let outcome = self
@@ -944,11 +997,15 @@ impl DepositClient {
 
     /// Detected deposits that are not delivered yet (queued, being swept, failed, or with an
     /// unknown outcome), oldest first.
-    pub fn pending_deposits(&self) -> Vec<DetectedDeposit> {
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn pending_deposits(&self) -> Result<Vec<DetectedDeposit>> {
+        self.inner.guard(ClientCall::PendingDeposits)?;
         let state = self.inner.state();
         let mut records: Vec<&DepositRecord> = state.deposits.values().collect();
         records.sort_by_key(|r| r.seq);
-        records.iter().map(|r| r.deposit.clone()).collect()
+        Ok(records.iter().map(|r| r.deposit.clone()).collect())
     }
 
     /// Sweeps one pending deposit now (one attempt, through the client's serial sweep queue)
@@ -961,7 +1018,7 @@ impl DepositClient {
     /// [`ErrorKind::Sweep`] when the deposit is already being swept;
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::Timeout`].
     pub fn sweep(&self, deposit_id: &str) -> Result<SweepResult> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::Sweep)?;
         let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
         {
             let mut state = self.inner.state();
@@ -1007,8 +1064,12 @@ impl DepositClient {
     }
 
     /// The result of the last sweep of `deposit_id` (automatic or manual), if one finished.
-    pub fn sweep_result(&self, deposit_id: &str) -> Option<SweepResult> {
-        self.inner.state().results.get(deposit_id).cloned()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn sweep_result(&self, deposit_id: &str) -> Result<Option<SweepResult>> {
+        self.inner.guard(ClientCall::SweepResult)?;
+        Ok(self.inner.state().results.get(deposit_id).cloned())
     }
 
     /// A page of the account's transactions (deposits, sweeps, refunds), newest first; `page`
@@ -1034,7 +1095,7 @@ impl DepositClient {
         page: Option<u32>,
         page_size: Option<u32>,
     ) -> Result<TransactionsResponse> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::GetTransactions)?;
         let page = page.unwrap_or(1);
         let page_size = check_page_size(page_size)?;
         if page == 0 {
@@ -1084,7 +1145,7 @@ impl DepositClient {
         filter: &TokenTransactionFilter,
         page_token: Option<&str>,
     ) -> Result<TokenTransactionsResponse> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::GetTokenTransactions)?;
         let page_size = check_page_size(filter.page_size)?;
         if filter.address.trim().is_empty() {
             return Err(Error::invalid_argument("filter.address is empty"));
@@ -1134,7 +1195,7 @@ impl DepositClient {
     /// initialization; [`ErrorKind::UniversalAccount`] ("Failed to get transaction: …");
     /// [`ErrorKind::Timeout`].
     pub fn get_transaction(&self, transaction_id: &str) -> Result<UaTransaction> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::GetTransaction)?;
         if transaction_id.trim().is_empty() {
             return Err(Error::invalid_argument("transaction id is empty"));
         }
@@ -1191,7 +1252,7 @@ impl DepositClient {
     /// swept or refunded now; [`ErrorKind::NotFound`] for an unknown id;
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::Timeout`].
     pub fn refund(&self, deposit_id: &str, reason: RefundReason) -> Result<RefundResult> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::Refund)?;
         let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
         self.inner.request_refund(deposit_id, reason, Some(reply_tx))?;
         self.inner
@@ -1220,7 +1281,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`]
     /// when the senders or the price cannot be read; [`ErrorKind::Timeout`].
     pub fn can_refund(&self, deposit_id: &str) -> Result<RefundEligibility> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::CanRefund)?;
         self.inner.account_id()?;
         let inner = Arc::clone(&self.inner);
         let id = deposit_id.to_owned();
@@ -1234,18 +1295,26 @@ impl DepositClient {
 
     /// The latest refund update of `deposit_id` (in progress or final), if it was ever
     /// refunded or tried.
-    pub fn refund_result(&self, deposit_id: &str) -> Option<RefundResult> {
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn refund_result(&self, deposit_id: &str) -> Result<Option<RefundResult>> {
+        self.inner.guard(ClientCall::RefundResult)?;
         let state = self.inner.state();
-        state
+        Ok(state
             .deposits
             .get(deposit_id)
             .and_then(|r| r.refund.as_ref().map(|p| p.last.clone()))
-            .or_else(|| state.refunds.get(deposit_id).cloned())
+            .or_else(|| state.refunds.get(deposit_id).cloned()))
     }
 
     /// The auto-refund settings.
-    pub fn refund_config(&self) -> RefundConfig {
-        self.inner.config.refund.clone()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn refund_config(&self) -> Result<RefundConfig> {
+        self.inner.guard(ClientCall::RefundConfig)?;
+        Ok(self.inner.config.refund.clone())
     }
 
     /// Funds in the account that no live deposit of this client explains — left by failed
@@ -1259,7 +1328,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`];
     /// [`ErrorKind::Timeout`].
     pub fn stuck_funds(&self) -> Result<Vec<DetectedDeposit>> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::StuckFunds)?;
         self.inner.account_id()?;
         let inner = Arc::clone(&self.inner);
         self.inner
@@ -1281,7 +1350,7 @@ impl DepositClient {
     /// the balances cannot be read; [`ErrorKind::Timeout`] after `call_timeout_ms` (the
     /// recovery goes on in the background).
     pub fn recover_funds(&self) -> Result<Vec<RecoveryResult>> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::RecoverFunds)?;
         let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
         {
             let mut state = self.inner.state();
@@ -1315,20 +1384,32 @@ impl DepositClient {
     }
 
     /// Whether a recovery is queued or running.
-    pub fn is_recovering(&self) -> bool {
-        self.inner.state().recovering > 0
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn is_recovering(&self) -> Result<bool> {
+        self.inner.guard(ClientCall::IsRecovering)?;
+        Ok(self.inner.state().recovering > 0)
     }
 
     /// The notification records (spec §2: the deposit's lifecycle event plus `createdAt` and
     /// `updatedAt`), oldest first; empty when `notifications` is not configured. See
     /// [`super::notifications`] for the rules.
-    pub fn notifications(&self) -> Vec<NotificationRecord> {
-        self.inner.hub.notifications()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn notifications(&self) -> Result<Vec<NotificationRecord>> {
+        self.inner.guard(ClientCall::Notifications)?;
+        Ok(self.inner.hub.notifications())
     }
 
     /// Dismisses deposit `deposit_id`'s notification; whether there was one.
-    pub fn dismiss_notification(&self, deposit_id: &str) -> bool {
-        self.inner.hub.dismiss_notification(deposit_id)
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn dismiss_notification(&self, deposit_id: &str) -> Result<bool> {
+        self.inner.guard(ClientCall::DismissNotification)?;
+        Ok(self.inner.hub.dismiss_notification(deposit_id))
     }
 
     /// Calls `callback` with every record after each change of the notification records, on
@@ -1336,11 +1417,13 @@ impl DepositClient {
     /// it with [`unsubscribe`](DepositClient::unsubscribe).
     ///
     /// # Errors
-    /// [`ErrorKind::Configuration`] when `notifications` is not configured.
+    /// [`ErrorKind::Configuration`] when `notifications` is not configured;
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
     pub fn subscribe_notifications(
         &self,
         callback: NotificationsCallback,
     ) -> Result<SubscriptionId> {
+        self.inner.guard(ClientCall::SubscribeNotifications)?;
         self.inner.hub.subscribe_notifications(Arc::from(callback)).ok_or_else(|| {
             Error::configuration("notifications are not configured (set the notifications option)")
         })
@@ -1348,22 +1431,35 @@ impl DepositClient {
 
     /// The notifications configuration as given (`position`, `theme`, `class_name` are for a
     /// host UI), or `None` when notifications are off.
-    pub fn notifications_config(&self) -> Option<NotificationsConfig> {
-        self.inner.config.notifications.clone()
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn notifications_config(&self) -> Result<Option<NotificationsConfig>> {
+        self.inner.guard(ClientCall::NotificationsConfig)?;
+        Ok(self.inner.config.notifications.clone())
     }
 
     /// Calls `callback` for every event from now on, on the client's delivery lane (a
     /// depositkit thread of the process-wide pool; one call at a time, in order).
-    pub fn subscribe(&self, callback: EventCallback) -> SubscriptionId {
-        self.inner
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed (nothing is registered).
+    pub fn subscribe(&self, callback: EventCallback) -> Result<SubscriptionId> {
+        self.inner.guard(ClientCall::Subscribe)?;
+        Ok(self
+            .inner
             .hub
-            .subscribe(Arc::new(move |recorded: &RecordedEvent| callback(&recorded.event)))
+            .subscribe(Arc::new(move |recorded: &RecordedEvent| callback(&recorded.event))))
     }
 
     /// Like [`subscribe`](DepositClient::subscribe), with each event's id in the event log (the
     /// cursor of [`events_since`](DepositClient::events_since)).
-    pub fn subscribe_recorded(&self, callback: RecordedEventCallback) -> SubscriptionId {
-        self.inner.hub.subscribe(Arc::from(callback))
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed (nothing is registered).
+    pub fn subscribe_recorded(&self, callback: RecordedEventCallback) -> Result<SubscriptionId> {
+        self.inner.guard(ClientCall::SubscribeRecorded)?;
+        Ok(self.inner.hub.subscribe(Arc::from(callback)))
     }
 
     /// The events after `cursor` (an event id; 0 for the start), oldest first, at most
@@ -1381,7 +1477,7 @@ impl DepositClient {
     ///
     /// [`last_event_id`]: DepositClient::last_event_id
     pub fn events_since(&self, cursor: u64, limit: usize) -> Result<Vec<RecordedEvent>> {
-        self.inner.runtime.check_process()?;
+        self.inner.guard(ClientCall::EventsSince)?;
         self.inner.hub.store().events_since(cursor, limit)
     }
 
@@ -1397,7 +1493,7 @@ impl DepositClient {
     /// # Errors
     /// [`ErrorKind::Internal`] when the store cannot be read.
     pub fn deposit_history(&self, deposit_id: &str) -> Result<Vec<RecordedEvent>> {
-        self.inner.runtime.check_process()?;
+        self.inner.guard(ClientCall::DepositHistory)?;
         self.inner.hub.store().deposit_history(deposit_id)
     }
 
@@ -1441,7 +1537,14 @@ impl DepositClient {
     /// Stops the watcher and the sweeper (a sweep under way is abandoned: its money is either
     /// delivered or still in the account, and a new client finds it), lets the delivery lane
     /// deliver what is queued for at most 5 s, and drops every callback. Idempotent; the status
-    /// becomes `idle` and every later call fails.
+    /// becomes `idle`.
+    ///
+    /// Afterwards every call fails with [`ErrorKind::DepositSdk`] "the client is closed",
+    /// except what stays true after closing: `close`, `is_closed`, `status`, `owner_address`,
+    /// `store_path`, the event log (`events_since`, `deposit_history`, `last_event_id`), the
+    /// pull queue (`next_event`, `next_recorded_event`: the events left in it can still be
+    /// taken) and its counters (`dropped_events`, `callback_panics`), and the releases closing
+    /// already did (`unsubscribe`, `clear_funding_wallet`).
     pub fn close(&self) -> Result<()> {
         self.shutdown(CLOSE_TIMEOUT);
         Ok(())

@@ -84,6 +84,152 @@ pub(crate) enum Lifecycle {
     Closed,
 }
 
+/// Every public call of [`DepositClient`](super::DepositClient), named for the client's one
+/// lifecycle guard (`Inner::guard`): a method that may be refused calls it first with its own
+/// name, and [`ClientCall::answers_when_closed`] is the one table of what a closed client still
+/// answers. The bindings (C, Python) add no rule of their own: they pass the core's answer or
+/// its error on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClientCall {
+    // The client's own lifecycle.
+    Close,
+    IsClosed,
+    Status,
+    Initialize,
+    // Identity and durable state.
+    OwnerAddress,
+    StorePath,
+    AccountId,
+    IntermediaryAddress,
+    DepositAddresses,
+    // The event log and the pull queue.
+    EventsSince,
+    LastEventId,
+    DepositHistory,
+    NextEvent,
+    NextRecordedEvent,
+    DroppedEvents,
+    CallbackPanics,
+    Subscribe,
+    SubscribeRecorded,
+    Unsubscribe,
+    // Destination, watcher, deposits.
+    SetDestination,
+    GetDestination,
+    IsOnrampSupported,
+    IsWatching,
+    StartWatching,
+    StopWatching,
+    PollNow,
+    PendingDeposits,
+    Sweep,
+    SweepResult,
+    // History.
+    GetTransactions,
+    GetTokenTransactions,
+    GetTransaction,
+    // Refunds and recovery.
+    Refund,
+    CanRefund,
+    RefundResult,
+    RefundConfig,
+    StuckFunds,
+    RecoverFunds,
+    IsRecovering,
+    // Notifications.
+    Notifications,
+    DismissNotification,
+    SubscribeNotifications,
+    NotificationsConfig,
+    // Fund from wallet.
+    SetEvmWallet,
+    SetSolanaWallet,
+    SetBalanceProvider,
+    ClearFundingWallet,
+    ConnectEvmWallet,
+    EvmAccounts,
+    PromptEvmAccountSelection,
+    ConnectSolanaWallet,
+    GetWalletBalances,
+    FundFromWallet,
+    // Onramp.
+    OpenOnramp,
+    HandleOnrampMessage,
+    LastOnrampOrder,
+}
+
+impl ClientCall {
+    /// Whether a closed client still answers this call; every other call fails with
+    /// `ErrorKind::DepositSdk` "the client is closed" (in C `DEPOSITKIT_STATUS_DEPOSIT_SDK`, in
+    /// Python `DepositSDKError`).
+    ///
+    /// A closed client answers only what stays true after `close()`:
+    /// - its lifecycle: `close` (idempotent), `is_closed`, `status` (`idle`);
+    /// - what identifies it and outlives it: `owner_address`, `store_path`, and the durable event
+    ///   log (`events_since`, `deposit_history`, `last_event_id`), so that a host can catch up
+    ///   on what it missed after closing;
+    /// - the pull queue, whose events close() leaves to be taken (`next_event`,
+    ///   `next_recorded_event`), and its delivery counters (`dropped_events`,
+    ///   `callback_panics`), which the last deliveries of `close()` may still change;
+    /// - the releases `close()` already did, so that a host's teardown never fails on order:
+    ///   `unsubscribe`, `clear_funding_wallet`.
+    ///
+    /// Everything else describes or changes the running client (session, destination, watcher,
+    /// deposits and their results, refunds, recovery, notifications, settings, wallets,
+    /// onramp, new subscriptions): after `close()` its answer would be stale or its change
+    /// lost, so it is refused.
+    pub(crate) const fn answers_when_closed(self) -> bool {
+        use ClientCall::*;
+        match self {
+            Close | IsClosed | Status | OwnerAddress | StorePath | EventsSince | LastEventId
+            | DepositHistory | NextEvent | NextRecordedEvent | DroppedEvents | CallbackPanics
+            | Unsubscribe | ClearFundingWallet => true,
+            Initialize
+            | AccountId
+            | IntermediaryAddress
+            | DepositAddresses
+            | Subscribe
+            | SubscribeRecorded
+            | SetDestination
+            | GetDestination
+            | IsOnrampSupported
+            | IsWatching
+            | StartWatching
+            | StopWatching
+            | PollNow
+            | PendingDeposits
+            | Sweep
+            | SweepResult
+            | GetTransactions
+            | GetTokenTransactions
+            | GetTransaction
+            | Refund
+            | CanRefund
+            | RefundResult
+            | RefundConfig
+            | StuckFunds
+            | RecoverFunds
+            | IsRecovering
+            | Notifications
+            | DismissNotification
+            | SubscribeNotifications
+            | NotificationsConfig
+            | SetEvmWallet
+            | SetSolanaWallet
+            | SetBalanceProvider
+            | ConnectEvmWallet
+            | EvmAccounts
+            | PromptEvmAccountSelection
+            | ConnectSolanaWallet
+            | GetWalletBalances
+            | FundFromWallet
+            | OpenOnramp
+            | HandleOnrampMessage
+            | LastOnrampOrder => false,
+        }
+    }
+}
+
 /// The inputs of the status and the last status reported.
 #[derive(Debug)]
 pub(crate) struct StatusTracker {

@@ -13,6 +13,7 @@ use super::transfer::{Deadline, FundingTransferResult};
 use crate::chains::{AddressType, get_address_type};
 use crate::deposit::DepositClient;
 use crate::deposit::client::not_initialized;
+use crate::deposit::status::ClientCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::units::U256;
 
@@ -20,10 +21,11 @@ impl DepositClient {
     /// Runs `work` with the client's funding on the blocking pool, under the call timeout.
     fn funding_call<T: Send + 'static>(
         &self,
+        call: ClientCall,
         what: &str,
         work: impl FnOnce(&Funding) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        self.ensure_open()?;
+        self.inner.guard(call)?;
         self.inner.funding.ensure_enabled()?;
         let funding = Arc::clone(&self.inner.funding);
         let runtime = Arc::clone(&self.inner.runtime);
@@ -50,7 +52,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] when funding is not enabled or the URL is not `http(s)://`;
     /// [`ErrorKind::InvalidArgument`] for an invalid address.
     pub fn set_evm_wallet(&self, provider: EvmProvider, address: Option<&str>) -> Result<()> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::SetEvmWallet)?;
         self.inner.funding.ensure_enabled()?;
         self.inner.funding.set_evm_wallet(provider, address)
     }
@@ -66,7 +68,7 @@ impl DepositClient {
         provider: Arc<dyn WalletProvider>,
         address: Option<&str>,
     ) -> Result<()> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::SetSolanaWallet)?;
         self.inner.funding.ensure_enabled()?;
         self.inner.funding.set_solana_wallet(provider, address)
     }
@@ -74,15 +76,17 @@ impl DepositClient {
     /// Sets (or with `None` removes) the host's balance provider, which then answers every
     /// [`get_wallet_balances`](DepositClient::get_wallet_balances) (method `getWalletBalances`,
     /// the request of `docs/funding.md` §3 as params).
-    pub fn set_balance_provider(&self, provider: Option<Arc<dyn WalletProvider>>) {
-        // A closed client keeps nothing (a provider holding the client would be a cycle).
-        if self.inner.is_closed() {
-            return;
-        }
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed: a closed client keeps nothing (a
+    /// provider holding the client would be a cycle).
+    pub fn set_balance_provider(&self, provider: Option<Arc<dyn WalletProvider>>) -> Result<()> {
+        self.inner.guard(ClientCall::SetBalanceProvider)?;
         self.inner.funding.set_balance_provider(provider);
+        Ok(())
     }
 
-    /// Forgets both funding wallets.
+    /// Forgets both funding wallets (also after `close()`, which already did).
     pub fn clear_funding_wallet(&self) {
         self.inner.funding.clear_wallets();
     }
@@ -95,7 +99,11 @@ impl DepositClient {
     /// EVM wallet is set, the wallet rejects (`rejected by the wallet (4001): …`) or answers no
     /// account; [`ErrorKind::Timeout`].
     pub fn connect_evm_wallet(&self) -> Result<String> {
-        self.funding_call("connect_evm_wallet()", Funding::connect_evm_wallet)
+        self.funding_call(
+            ClientCall::ConnectEvmWallet,
+            "connect_evm_wallet()",
+            Funding::connect_evm_wallet,
+        )
     }
 
     /// `eth_accounts`: the EVM wallet's accounts.
@@ -103,7 +111,7 @@ impl DepositClient {
     /// # Errors
     /// As [`connect_evm_wallet`](DepositClient::connect_evm_wallet).
     pub fn evm_accounts(&self) -> Result<Vec<String>> {
-        self.funding_call("evm_accounts()", Funding::evm_accounts)
+        self.funding_call(ClientCall::EvmAccounts, "evm_accounts()", Funding::evm_accounts)
     }
 
     /// `wallet_requestPermissions [{"eth_accounts": {}}]` then `eth_accounts`: lets the user
@@ -112,7 +120,11 @@ impl DepositClient {
     /// # Errors
     /// As [`connect_evm_wallet`](DepositClient::connect_evm_wallet).
     pub fn prompt_evm_account_selection(&self) -> Result<Vec<String>> {
-        self.funding_call("prompt_evm_account_selection()", Funding::prompt_evm_account_selection)
+        self.funding_call(
+            ClientCall::PromptEvmAccountSelection,
+            "prompt_evm_account_selection()",
+            Funding::prompt_evm_account_selection,
+        )
     }
 
     /// Phantom's `connect`: connects the Solana wallet and returns its public key.
@@ -120,7 +132,11 @@ impl DepositClient {
     /// # Errors
     /// As [`connect_evm_wallet`](DepositClient::connect_evm_wallet), for the Solana wallet.
     pub fn connect_solana_wallet(&self) -> Result<String> {
-        self.funding_call("connect_solana_wallet()", Funding::connect_solana_wallet)
+        self.funding_call(
+            ClientCall::ConnectSolanaWallet,
+            "connect_solana_wallet()",
+            Funding::connect_solana_wallet,
+        )
     }
 
     /// The connected wallets' balances worth offering (`docs/funding.md` §3): from the host's
@@ -135,7 +151,11 @@ impl DepositClient {
     /// wallet is connected or the source fails (the message names the source, never a key);
     /// [`ErrorKind::Timeout`].
     pub fn get_wallet_balances(&self) -> Result<Vec<FundingBalance>> {
-        self.funding_call("get_wallet_balances()", Funding::wallet_balances)
+        self.funding_call(
+            ClientCall::GetWalletBalances,
+            "get_wallet_balances()",
+            Funding::wallet_balances,
+        )
     }
 
     /// Sends `raw_amount` of `balance` (default: the gas-adjusted maximum) from the funding
@@ -156,7 +176,7 @@ impl DepositClient {
         balance: &FundingBalance,
         raw_amount: Option<U256>,
     ) -> Result<FundingTransferResult> {
-        self.ensure_open()?;
+        self.inner.guard(ClientCall::FundFromWallet)?;
         self.inner.funding.ensure_enabled()?;
         balance.check_owner(self.inner.funding.client_id)?;
         if raw_amount.is_some_and(|r| r.is_zero()) {
@@ -165,7 +185,7 @@ impl DepositClient {
         let addresses = self.deposit_addresses().map_err(|_| not_initialized())?;
         let balance = balance.clone();
         let deadline = Deadline::within(self.inner.config.call_timeout);
-        self.funding_call("fund_from_wallet()", move |funding| {
+        self.funding_call(ClientCall::FundFromWallet, "fund_from_wallet()", move |funding| {
             match get_address_type(balance.chain_id()) {
                 AddressType::Evm => {
                     funding.fund_evm(&balance, raw_amount, &addresses.evm, deadline)

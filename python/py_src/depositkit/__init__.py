@@ -14,7 +14,9 @@
   (``open_onramp``, ``handle_onramp_message``, ``OnrampOrder``, events ``OnrampEvent`` and
   ``OnrampCompleteEvent``).
 - ``Devnet``: the emulator of the remote services, started in process (tests, demos), optionally
-  backed by real local chains (``Devnet(chains=...)``).
+  backed by real local chains (``Devnet(chains=...)``). Only in builds with the cargo feature
+  ``devnet`` (``scripts/python-env.sh``); production wheels (``maturin build --release``) leave it
+  out, and ``depositkit.Devnet`` then raises an ``AttributeError`` that says how to get it.
 - ``UserRpcClient``, the client of the user-lookup JSON-RPC service, with its ``User`` and
   ``Wallet`` records.
 
@@ -33,7 +35,11 @@ from __future__ import annotations
 
 import atexit as _atexit
 import enum
+import typing as _typing
 from typing import Union as _Union
+
+if _typing.TYPE_CHECKING:
+    from typing_extensions import Self as _Self
 
 from . import _native
 from ._deposit import DestinationConfig
@@ -47,7 +53,6 @@ from ._native import (
     DepositClient,
     DepositLifecycleEvent,
     DetectedDeposit,
-    Devnet,
     ErrorEvent,
     FundingBalance,
     FundingTransferResult,
@@ -175,13 +180,48 @@ __all__ = [
     "__version__",
 ]
 
-# The chain table lives in the Rust core only; CHAIN is built from it.
-CHAIN = enum.IntEnum(  # type: ignore[misc]
-    "CHAIN",
-    [(name, chain_id) for name, chain_id, _display_name in _native._chains()],
-    module=__name__,
-    qualname="CHAIN",
-)
+try:
+    from ._native import Devnet
+except ImportError:  # built without the cargo feature `devnet`, as production wheels are
+    if not _typing.TYPE_CHECKING:
+        # Type checkers (and stubtest) see the devnet build, the one _native.pyi describes.
+        __all__.remove("Devnet")
+
+        def __getattr__(name: str) -> object:
+            if name == "Devnet":
+                raise AttributeError(
+                    "depositkit was built without the devnet emulator (production builds leave it "
+                    "out), so depositkit.Devnet does not exist; build depositkit with the cargo "
+                    "feature `devnet`: `maturin develop --features devnet` in python/ (what "
+                    "scripts/python-env.sh does), or "
+                    "`MATURIN_PEP517_ARGS='--features devnet' pip install ./python`"
+                )
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class CHAIN(enum.IntEnum):
+    # The members are spelled out so that type checkers see them (``CHAIN.BASE``); the chain
+    # table itself lives in the Rust core, and ``_check_tables()`` below refuses to import a
+    # package whose members differ from it.
+    ETHEREUM = 1  # Ethereum
+    OPTIMISM = 10  # OP (Optimism)
+    BNB = 56  # BNB Chain
+    POLYGON = 137  # Polygon
+    MONAD = 143  # Monad
+    SONIC = 146  # Sonic
+    XLAYER = 196  # X Layer
+    HYPERVM = 999  # HyperEVM
+    MERLIN = 4200  # Merlin
+    MANTLE = 5000  # Mantle
+    BASE = 8453  # Base
+    ARBITRUM = 42161  # Arbitrum
+    AVALANCHE = 43114  # Avalanche
+    LINEA = 59144  # Linea
+    PLASMA = 9745  # Plasma
+    BERACHAIN = 80094  # Berachain
+    SOLANA = 101  # Solana
+
+
 CHAIN.__doc__ = "The chains of the spec's CHAIN table; each member is its chain id.\n\n" + "\n".join(
     f"    {name} = {chain_id}  ({display_name})" for name, chain_id, display_name in _native._chains()
 )
@@ -190,20 +230,38 @@ CHAIN.__doc__ = "The chains of the spec's CHAIN table; each member is its chain 
 class _Symbol(str, enum.Enum):
     """A string enumeration whose ``str()`` is its value (``str(TokenType.USDC) == "USDC"``)."""
 
+    if _typing.TYPE_CHECKING:
+        # For type checkers only: at runtime ``__new__`` is Enum's (a lookup by value), not
+        # ``str.__new__`` (what the str base would make them assume).
+        def __new__(cls, value: str) -> _Self: ...
+
     def __str__(self) -> str:
         return str(self.value)
 
 
-TokenType = _Symbol(  # type: ignore[call-overload]
-    "TokenType",
-    [(symbol, symbol) for symbol in _native._tokens()],
-    module=__name__,
-    qualname="TokenType",
-)
-TokenType.__doc__ = (
-    "A token depositkit can detect, sweep or deliver (spec §2). Members are strings, so a "
-    "member and its symbol are interchangeable: TokenType.USDC == 'USDC'."
-)
+class TokenType(_Symbol):
+    """A token depositkit can detect, sweep or deliver (spec §2). Members are strings, so a
+    member and its symbol are interchangeable: TokenType.USDC == 'USDC'."""
+
+    # Spelled out for type checkers, like CHAIN; checked against the core by _check_tables().
+    ETH = "ETH"
+    USDC = "USDC"
+    USDT = "USDT"
+    BTC = "BTC"
+    SOL = "SOL"
+    BNB = "BNB"
+
+
+def _check_tables() -> None:
+    chains = [(name, chain_id) for name, chain_id, _display_name in _native._chains()]
+    if [(member.name, member.value) for member in CHAIN] != chains:
+        raise InternalError(f"depositkit.CHAIN differs from the core's chain table {chains}")
+    tokens = _native._tokens()
+    if [member.value for member in TokenType] != tokens:
+        raise InternalError(f"depositkit.TokenType differs from the core's tokens {tokens}")
+
+
+_check_tables()
 
 DEFAULT_SUPPORTED_TOKENS = tuple(TokenType(symbol) for symbol in _native.DEFAULT_SUPPORTED_TOKENS)
 """The tokens a client detects and sweeps by default (spec §4): every ``TokenType``."""

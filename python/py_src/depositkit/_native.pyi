@@ -34,9 +34,63 @@ import os
 import pathlib
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Callable, List, Literal, Optional, Tuple, TypedDict, Union, final
+from typing import Any, Callable, List, Literal, Optional, Protocol, Tuple, TypedDict, Union, final
 
 from .exceptions import DepositSDKError
+
+# pyo3 sets __all__ to every name the module adds, in the order lib.rs adds them. These stubs
+# describe the build with the cargo feature `devnet` (scripts/python-env.sh), which adds Devnet.
+__all__ = [
+    "__version__",
+    "_DEBUG_BUILD",
+    "DEFAULT_SUPPORTED_TOKENS",
+    "DEFAULT_MIN_VALUE_USD",
+    "DEFAULT_POLLING_INTERVAL_MS",
+    "MAX_DECIMALS",
+    "_error_kinds",
+    "_raise_error",
+    "_close_all",
+    "_chains",
+    "_tokens",
+    "get_chain_name",
+    "is_valid_destination_chain",
+    "is_supported_destination_token",
+    "is_onramp_token_supported",
+    "get_address_type",
+    "is_valid_evm_address",
+    "is_valid_solana_address",
+    "validate_address_for_chain",
+    "format_units",
+    "parse_units",
+    "get_token_decimals",
+    "token_info",
+    "UserRpcClient",
+    "User",
+    "Wallet",
+    "DepositAddresses",
+    "DetectedDeposit",
+    "DeliveredAmount",
+    "SweepResult",
+    "DepositLifecycleEvent",
+    "StatusChangedEvent",
+    "ErrorEvent",
+    "RefundResult",
+    "RefundEligibility",
+    "RecoveryResult",
+    "Notification",
+    "UATransaction",
+    "TransactionsResponse",
+    "TokenTransactionsResponse",
+    "RefundEvent",
+    "RecoveryEvent",
+    "FundingBalance",
+    "FundingTransferResult",
+    "OnrampOrder",
+    "OnrampEvent",
+    "OnrampCompleteEvent",
+    "DepositClient",
+    "Devnet",
+]
 
 __version__: str
 """The version of depositkit (the Rust workspace's version)."""
@@ -58,7 +112,7 @@ _DEBUG_BUILD: bool
 """Whether the extension was built without optimizations (``maturin develop`` without
 ``--release``). Timings of such a build mean little."""
 
-class TokenInfoDict(TypedDict):
+class _TokenInfoDict(TypedDict):
     """Where a token lives on one chain; the keys are those of the core's JSON form."""
 
     token: str
@@ -319,7 +373,7 @@ def get_token_decimals(token: str, chain_id: Optional[int] = None) -> int:
     18
     """
 
-def token_info(token: str, chain_id: int) -> Optional[TokenInfoDict]:
+def token_info(token: str, chain_id: int) -> Optional[_TokenInfoDict]:
     """Where ``token`` lives on ``chain_id``: its contract (or mint) address, a bridged variant,
     and its decimals on that chain.
 
@@ -338,13 +392,13 @@ def token_info(token: str, chain_id: int) -> Optional[TokenInfoDict]:
     True
     """
 
-class WalletDict(TypedDict):
+class _WalletDict(TypedDict):
     """A wallet as the user-lookup service sends it (``Wallet.to_dict()``)."""
 
     chain: str
     publicAddress: str
 
-class UserDict(TypedDict):
+class _UserDict(TypedDict):
     """A user record as the user-lookup service sends it (``User.to_dict()``): the keys of spec
     §2, camelCase, every one present (``None`` where the service sent ``null``)."""
 
@@ -375,7 +429,7 @@ class UserDict(TypedDict):
     linkedinEmail: Optional[str]
     createdAt: str
     updatedAt: str
-    wallets: list[WalletDict]
+    wallets: list[_WalletDict]
 
 @final
 class Wallet:
@@ -391,7 +445,7 @@ class Wallet:
     @property
     def public_address(self) -> str:
         """The wallet's public address, as the service sent it."""
-    def to_dict(self) -> WalletDict:
+    def to_dict(self) -> _WalletDict:
         """The wallet as the service sends it: ``{"chain": ..., "publicAddress": ...}``.
 
         Returns:
@@ -509,13 +563,13 @@ class User:
     @property
     def wallets(self) -> list[Wallet]:
         """The user's wallets, in the order the service sent them (a new list on each access)."""
-    def to_dict(self) -> UserDict:
+    def to_dict(self) -> _UserDict:
         """The record as the service sends it: camelCase keys, every key present (``None`` for a
         ``null``), ``wallets`` as a list of ``{"chain", "publicAddress"}`` dicts. JSON-ready:
         ``json.dumps(user.to_dict())`` is the record on the wire.
 
         Returns:
-            A new ``dict`` (see ``UserDict``).
+            A new ``dict`` (see ``_UserDict``).
         """
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
@@ -690,13 +744,13 @@ class UserRpcClient:
 
 # --- deposits ------------------------------------------------------------------------------------
 
-DepositPhase = Literal["detected", "processing", "credited", "failed", "below_threshold"]
+_DepositPhase = Literal["detected", "processing", "credited", "failed", "below_threshold"]
 """The phases of a deposit (spec §3 ``DepositPhase``)."""
 
-ClientStatusName = Literal["idle", "initializing", "ready", "watching", "sweeping", "error"]
+_ClientStatusName = Literal["idle", "initializing", "ready", "watching", "sweeping", "error"]
 """The states of a ``DepositClient`` (spec §3 ``ClientStatus``)."""
 
-class DestinationDict(TypedDict):
+class _DestinationDict(TypedDict):
     """Where deposits go, as ``DepositClient.get_destination()`` answers it."""
 
     address: str
@@ -706,13 +760,13 @@ class DestinationDict(TypedDict):
     token: str
     """The delivered token's symbol (``"USDC"``)."""
 
-class EventDestinationDict(TypedDict):
+class _EventDestinationDict(TypedDict):
     """Where a deposit goes, as a lifecycle event carries it (spec §2: address and chain)."""
 
     address: str
     chain_id: int
 
-class FeesDict(TypedDict):
+class _FeesDict(TypedDict):
     """A sweep quote's fees in USD (``DeliveredAmount.fees``)."""
 
     gas_usd: float
@@ -814,7 +868,7 @@ class DeliveredAmount:
     def value_usd(self) -> float:
         """The deposit's USD value at the quote's prices."""
     @property
-    def fees(self) -> FeesDict:
+    def fees(self) -> _FeesDict:
         """The quote's fees (a new ``dict`` on each access)."""
     @property
     def quote_id(self) -> str:
@@ -871,14 +925,14 @@ class SweepResult:
 
 # --- refunds, recovery, notifications ------------------------------------------------------------
 
-RefundStatusName = Literal["pending", "processing", "success", "failed", "skipped"]
+_RefundStatusName = Literal["pending", "processing", "success", "failed", "skipped"]
 """Where a refund is (spec §3 ``RefundResult.status``): ``pending`` (waiting for its turn, the
 auto-refund delay, the next attempt, or an unknown send outcome to be resolved) →
 ``processing`` (an attempt runs) → ``success``, ``failed`` (every attempt allowed failed;
 the money stays in the account) or ``skipped`` (not refundable, see ``reason``; the money
 stays)."""
 
-RefundReasonName = Literal[
+_RefundReasonName = Literal[
     "sweep_failed", "user_requested", "address_type_mismatch", "below_minimum"
 ]
 """Why a deposit is refunded (``sweep_failed``: the automatic refund after a sweep failed for good;
@@ -886,15 +940,15 @@ RefundReasonName = Literal[
 (``address_type_mismatch``: nobody to refund whose address type fits the source chain;
 ``below_minimum``: the deposit does not cover the refund's gas)."""
 
-RecoveryStatusName = Literal["success", "failed", "skipped"]
+_RecoveryStatusName = Literal["success", "failed", "skipped"]
 """The outcome of recovering one asset (spec §3 ``RecoveryResult.status``)."""
 
-NotificationPositionName = Literal[
+_NotificationPositionName = Literal[
     "top-right", "top-left", "bottom-right", "bottom-left", "top-center", "bottom-center"
 ]
 """Screen anchor of the notifications (for a host UI; depositkit draws nothing)."""
 
-class RefundConfigDict(TypedDict):
+class _RefundConfigDict(TypedDict):
     """The auto-refund settings (``DepositClient.refund_config``; spec §2 ``RefundConfig``)."""
 
     enabled: bool
@@ -908,14 +962,14 @@ class RefundConfigDict(TypedDict):
     """Refund to the deposit's original sender when it is known (default ``True``); else to the
     owner."""
 
-class NotificationsConfigDict(TypedDict):
+class _NotificationsConfigDict(TypedDict):
     """The notifications configuration as given (``DepositClient.notifications_config``; spec §2
     ``DepositNotificationsProps``). ``position``, ``theme`` and ``class_name`` mean nothing to
     depositkit: they are kept for a host UI. The spec's ``renderItem`` (a React render function)
     has no headless meaning and does not exist here: render ``DepositClient.notifications()``
     yourself."""
 
-    position: NotificationPositionName
+    position: _NotificationPositionName
     """Screen anchor (default ``"top-right"``)."""
     theme: Literal["dark", "light"]
     """Colour theme (default ``"dark"``)."""
@@ -955,10 +1009,10 @@ class RefundResult:
     def amount_usd(self) -> float:
         """Its USD value at detection."""
     @property
-    def status(self) -> RefundStatusName:
+    def status(self) -> _RefundStatusName:
         """Where the refund is."""
     @property
-    def reason(self) -> RefundReasonName:
+    def reason(self) -> _RefundReasonName:
         """Why it is refunded (``sweep_failed``, ``user_requested``) or why it was skipped
         (``address_type_mismatch``, ``below_minimum``)."""
     @property
@@ -1013,7 +1067,7 @@ class RefundEligibility:
     def eligible(self) -> bool:
         """Whether ``refund(id)`` would try to send the money back now."""
     @property
-    def reason(self) -> Optional[RefundReasonName]:
+    def reason(self) -> Optional[_RefundReasonName]:
         """When eligible: the reason a refund would carry (``sweep_failed`` after a failed sweep,
         else ``user_requested``). When not: ``address_type_mismatch`` or ``below_minimum`` if one
         of them is why, else ``None`` (``message`` says why: being swept, credited, already
@@ -1066,7 +1120,7 @@ class RecoveryResult:
     def raw_amount(self) -> int:
         """The stuck amount in smallest units (depositkit's addition)."""
     @property
-    def status(self) -> RecoveryStatusName:
+    def status(self) -> _RecoveryStatusName:
         """The outcome."""
     @property
     def error(self) -> Optional[str]:
@@ -1110,7 +1164,7 @@ class Notification:
     def id(self) -> str:
         """The deposit's id."""
     @property
-    def phase(self) -> DepositPhase:
+    def phase(self) -> _DepositPhase:
         """The deposit's latest phase."""
     @property
     def token(self) -> str:
@@ -1125,7 +1179,7 @@ class Notification:
     def amount_usd(self) -> float:
         """Its USD value at detection."""
     @property
-    def destination(self) -> Optional[EventDestinationDict]:
+    def destination(self) -> Optional[_EventDestinationDict]:
         """Where it goes, or ``None``."""
     @property
     def transaction_id(self) -> Optional[str]:
@@ -1167,7 +1221,7 @@ class Notification:
 
 # --- transaction history -------------------------------------------------------------------------
 
-class UATargetTokenDict(TypedDict):
+class _UATargetTokenDict(TypedDict):
     """``UATransaction.target_token``: the token a transaction moved (spec §2
     ``UATransaction.targetToken``, keys in snake_case)."""
 
@@ -1187,8 +1241,8 @@ class UATargetTokenDict(TypedDict):
     is_primary_token: bool
     is_smart_router_supported: bool
 
-UAChangeDict = TypedDict(
-    "UAChangeDict",
+_UAChangeDict = TypedDict(
+    "_UAChangeDict",
     {"amount": str, "amount_in_usd": str, "from": str, "to": str, "raw_amount": Optional[int]},
 )
 """``UATransaction.change``: what moved (spec §2 ``UATransaction.change``, keys in snake_case):
@@ -1196,7 +1250,7 @@ UAChangeDict = TypedDict(
 sender is unknown), ``to``, and ``raw_amount`` (smallest units, depositkit's addition; ``None``
 when the service sent none)."""
 
-class UADetailDict(TypedDict):
+class _UADetailDict(TypedDict):
     """``UATransaction.detail`` (spec §2)."""
 
     red_packet_count: int
@@ -1243,13 +1297,13 @@ class UATransaction:
         """The deposit a sweep or refund moved, when the service knows it (depositkit's
         addition)."""
     @property
-    def target_token(self) -> UATargetTokenDict:
+    def target_token(self) -> _UATargetTokenDict:
         """The token moved (a new ``dict`` on each access)."""
     @property
-    def change(self) -> UAChangeDict:
+    def change(self) -> _UAChangeDict:
         """What moved, from whom to whom (a new ``dict`` on each access)."""
     @property
-    def detail(self) -> UADetailDict:
+    def detail(self) -> _UADetailDict:
         """Extra details (a new ``dict`` on each access)."""
     def to_dict(self) -> dict[str, Any]:
         """The spec's record, camelCase: ``transactionId``, ``tag``, ``createdAt``,
@@ -1330,7 +1384,7 @@ class DepositLifecycleEvent:
     def id(self) -> str:
         """The deposit's id."""
     @property
-    def phase(self) -> DepositPhase:
+    def phase(self) -> _DepositPhase:
         """The phase the deposit entered."""
     @property
     def token(self) -> str:
@@ -1345,7 +1399,7 @@ class DepositLifecycleEvent:
     def amount_usd(self) -> float:
         """Its USD value at detection."""
     @property
-    def destination(self) -> Optional[EventDestinationDict]:
+    def destination(self) -> Optional[_EventDestinationDict]:
         """Where it goes (the destination at the time of the event), or ``None``."""
     @property
     def transaction_id(self) -> Optional[str]:
@@ -1377,7 +1431,7 @@ class StatusChangedEvent:
     def type(self) -> Literal["status:change"]:
         """The event's type."""
     @property
-    def status(self) -> ClientStatusName:
+    def status(self) -> _ClientStatusName:
         """The new status."""
     def to_dict(self) -> dict[str, str]:
         """``{"status": ...}``.
@@ -1464,13 +1518,13 @@ class RecoveryEvent:
 
 # --- fund from wallet and the onramp ------------------------------------------------------------
 
-BalanceSourceName = Literal["balanceProvider", "rpc", "apiKey", "proxyUrl", "hosted"]
+_BalanceSourceName = Literal["balanceProvider", "rpc", "apiKey", "proxyUrl", "hosted"]
 """Where ``get_wallet_balances()`` read a balance (``docs/funding.md`` §3, in precedence order):
 the host's balance provider (``set_balance_provider``), the chains' RPC endpoints
 (``funding={"balance_provider": "rpc"}``), the balance API with ``funding.api_key``, the host's
 proxy ``funding.proxy_url``, or the maker's hosted proxy."""
 
-class WalletBalancesRequestDict(TypedDict):
+class _WalletBalancesRequestDict(TypedDict):
     """What a balance provider (``set_balance_provider``) is called with, the body every balance
     source gets."""
 
@@ -1481,7 +1535,7 @@ class WalletBalancesRequestDict(TypedDict):
     chainIds: list[int]
     """The chains to report: ``[1, 56, 8453, 42161, 101]``."""
 
-class WalletBalanceLineDict(TypedDict, total=False):
+class _WalletBalanceLineDict(TypedDict, total=False):
     """One line a balance provider answers (``docs/funding.md`` §3). ``chainId``, ``token`` and
     ``rawAmount`` are required; a line of another chain or an unknown token is skipped."""
 
@@ -1498,7 +1552,7 @@ class WalletBalanceLineDict(TypedDict, total=False):
     priceUSD: Optional[float]
     valueUSD: Optional[float]
 
-class VaultAddressesDict(TypedDict):
+class _VaultAddressesDict(TypedDict):
     """devnet's vault (its inventory and collection address) on the chain-backed chains."""
 
     evm: str
@@ -1506,7 +1560,7 @@ class VaultAddressesDict(TypedDict):
     solana: str
     """The Solana address (base58)."""
 
-EvmProviderCallable = Callable[[str, Any], Any]
+_EvmProviderCallable = Callable[[str, Any], Any]
 """An EIP-1193-style wallet: ``provider(method, params) -> result`` (``params`` is the JSON-RPC
 params list, or for Phantom-style methods an object)."""
 
@@ -1552,7 +1606,7 @@ class FundingBalance:
     def wallet_address(self) -> str:
         """The funding wallet holding it (EVM EIP-55 checksummed, Solana base58)."""
     @property
-    def source(self) -> BalanceSourceName:
+    def source(self) -> _BalanceSourceName:
         """Where the balance was read."""
     def to_dict(self) -> dict[str, Any]:
         """The JSON form of ``docs/funding.md`` §6: ``chainId``, ``token``, ``tokenAddress``,
@@ -1627,7 +1681,7 @@ class OnrampOrder:
     def id(self) -> str:
         """The provider's order id."""
     @property
-    def destination(self) -> EventDestinationDict:
+    def destination(self) -> _EventDestinationDict:
         """Where the crypto went: ``{"address", "chain_id"}`` (``walletAddress`` on
         ``network``)."""
     @property
@@ -1649,7 +1703,7 @@ class OnrampOrder:
         """
     def __eq__(self, other: object, /) -> bool: ...
 
-OnrampEventName = Literal[
+_OnrampEventName = Literal[
     "widget_opened",
     "order_created",
     "order_processing",
@@ -1673,7 +1727,7 @@ class OnrampEvent:
     def type(self) -> str:
         """The event's type: ``"onramp:"`` followed by ``name``."""
     @property
-    def name(self) -> OnrampEventName:
+    def name(self) -> _OnrampEventName:
         """The widget's event name."""
     @property
     def payload(self) -> Any:
@@ -1709,7 +1763,7 @@ class OnrampCompleteEvent:
         """
     def __eq__(self, other: object, /) -> bool: ...
 
-DepositEvent = Union[
+_DepositEvent = Union[
     DepositLifecycleEvent,
     StatusChangedEvent,
     ErrorEvent,
@@ -1722,9 +1776,17 @@ DepositEvent = Union[
 ``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``,
 ``"onramp:<name>"``, ``"onramp:complete"``) or ``isinstance``."""
 
-DestinationLike = Union[Mapping[str, Any], int, Any]
+class _HasChainId(Protocol):
+    """An object with a ``chain_id`` attribute (and optionally ``address`` and ``token``), such
+    as ``depositkit.DestinationConfig``."""
+
+    @property
+    def chain_id(self) -> int: ...
+
+_DestinationLike = Union[Mapping[str, Any], int, _HasChainId]
 """A destination: a mapping with ``chain_id`` (or ``chainId``), ``address`` and ``token``; a
-``depositkit.DestinationConfig``; or a bare chain id (USDC to the owner address)."""
+``depositkit.DestinationConfig`` (any object with a ``chain_id`` attribute); or a bare chain id
+(USDC to the owner address)."""
 
 @final
 class DepositClient:
@@ -1787,10 +1849,18 @@ class DepositClient:
 
     Thread-safe: a client may be used from many threads at once. ``close()`` (or ``with``, or
     dropping the last reference, or interpreter exit) stops it. ``repr()`` shows the owner, the
-    status and the destination, never a key.
+    status and the destination (``closed`` instead once closed), never a key.
 
-    Every method raises, besides what it lists, ``DepositSDKError`` (the base class)
-    ``"the client is closed"`` after ``close()``.
+    After ``close()`` every method and property raises, besides what it lists,
+    ``DepositSDKError`` (the base class) ``"the client is closed"``, except what stays true
+    after closing: ``close()`` and ``with`` exit, ``closed``, ``status`` (``idle``),
+    ``owner_address``, ``store_path``, the event log (``events_since()``,
+    ``deposit_history()``, ``last_event_id``), the pull queue (``next_event()`` and iteration
+    hand out the events left in it) and its counters (``dropped_events``,
+    ``callback_panics``), and the releases ``close()`` already did (``unsubscribe()``,
+    ``clear_funding_wallet()``). So ``get_destination()``, ``pending_deposits()``,
+    ``stop_watching()``, ``sweep_result()``, ``refund_result()``, ``notifications()`` and the
+    other views of the running client raise rather than answer with stale values.
 
     **Fork**: a client is tied to the process that created it (its threads stay in the parent).
     In a forked child every method and property of an inherited client, ``close()`` included,
@@ -1804,7 +1874,7 @@ class DepositClient:
     def __new__(
         cls,
         owner_address: str,
-        destination: DestinationLike,
+        destination: _DestinationLike,
         *,
         intermediary_address: Optional[str] = None,
         ua_project_id: Optional[str] = None,
@@ -1970,13 +2040,13 @@ class DepositClient:
         """
     def set_destination(
         self,
-        destination: Optional[DestinationLike] = None,
+        destination: Optional[_DestinationLike] = None,
         /,
         *,
         chain_id: Optional[int] = None,
         address: Optional[str] = None,
         token: Optional[str] = None,
-    ) -> DestinationDict:
+    ) -> _DestinationDict:
         """Changes where deposits go (spec §4 ``setDestination``): a destination as the
         constructor takes it, or the ``chain_id``/``address``/``token`` keywords. Sweeps that
         start from now on use it, including queued ones and retries.
@@ -1991,14 +2061,14 @@ class DepositClient:
                 ``ConfigurationTypeError`` (also a ``TypeError``) for a value of the wrong type.
             TypeError: both forms, or neither, were given.
         """
-    def get_destination(self) -> DestinationDict:
+    def get_destination(self) -> _DestinationDict:
         """The current destination (spec §4 ``getDestination``).
 
         Returns:
             A new ``dict`` with ``address``, ``chain_id`` and ``token``.
         """
     @property
-    def status(self) -> ClientStatusName:
+    def status(self) -> _ClientStatusName:
         """The status (spec §3): ``idle`` (not initialized, or closed), ``initializing``,
         ``ready``, ``watching`` (the watcher runs), ``sweeping`` (a deposit is queued, being
         swept or refunded, or waiting for a retry or a refund's delay; or a recovery is queued or
@@ -2030,7 +2100,7 @@ class DepositClient:
         """The SQLite file of the client's durable state, or ``None`` (state in memory)."""
     def events_since(
         self, cursor: Optional[int] = None, limit: Optional[int] = None
-    ) -> List[Tuple[int, DepositEvent]]:
+    ) -> List[Tuple[int, _DepositEvent]]:
         """The events after ``cursor`` (an event id; ``None``/0: from the start), oldest first,
         at most ``limit``, as ``(event_id, event)`` pairs: what a host missed while it was down
         or because the pull queue overflowed. With ``store_path`` every event is kept, with the
@@ -2049,7 +2119,7 @@ class DepositClient:
             TypeError: ``cursor`` or ``limit`` is not an int.
             InternalError: the store cannot be read.
         """
-    def deposit_history(self, deposit_id: str) -> List[Tuple[int, DepositEvent]]:
+    def deposit_history(self, deposit_id: str) -> List[Tuple[int, _DepositEvent]]:
         """Deposit ``deposit_id``'s phase history: its lifecycle events and refund updates as
         ``(event_id, event)`` pairs, oldest first (complete with ``store_path``; else what the
         in-memory log still holds).
@@ -2066,7 +2136,7 @@ class DepositClient:
         Layer; ``True`` for Ethereum, BNB Chain, Base, Arbitrum and Solana)."""
     # --- fund from wallet ---------------------------------------------------------------------
     def set_evm_wallet(
-        self, provider: Union[str, EvmProviderCallable], address: Optional[str] = None
+        self, provider: Union[str, _EvmProviderCallable], address: Optional[str] = None
     ) -> None:
         """Sets the EVM funding wallet (``docs/funding.md`` §4); it only ever sends money to the
         deposit addresses, it never owns or signs for the account.
@@ -2119,8 +2189,8 @@ class DepositClient:
         self,
         provider: Optional[
             Callable[
-                [WalletBalancesRequestDict],
-                Union[Sequence[WalletBalanceLineDict], Mapping[str, Sequence[WalletBalanceLineDict]]],
+                [_WalletBalancesRequestDict],
+                Union[Sequence[_WalletBalanceLineDict], Mapping[str, Sequence[_WalletBalanceLineDict]]],
             ]
         ],
     ) -> None:
@@ -2420,7 +2490,7 @@ class DepositClient:
             DepositTimeoutError: it took longer than ``call_timeout_ms``.
         """
     def refund(
-        self, deposit_id: str, reason: RefundReasonName = "user_requested"
+        self, deposit_id: str, reason: _RefundReasonName = "user_requested"
     ) -> RefundResult:
         """Refunds a deposit that was not delivered (spec §4 ``refund``), whatever
         ``refund["enabled"]`` says: one attempt, through the client's serial executor (never
@@ -2456,9 +2526,11 @@ class DepositClient:
     def can_refund(self, deposit_id: str) -> RefundEligibility:
         """Whether ``refund(deposit_id)`` would try to send the money back now, and to whom
         (spec §4 ``canRefund``). Reads the deposit's senders and prices the refund (a quote
-        moves nothing), so ``below_minimum`` is known. A deposit being swept, credited,
-        refunded, unknown, or whose sweep outcome is unknown is not eligible (``message`` says
-        why).
+        moves nothing), so ``below_minimum`` is known. It gives the answer ``refund`` acts on
+        (one table decides both): a deposit being swept now, already being refunded, credited,
+        refunded or unknown is not eligible (``message`` says why). A deposit whose earlier
+        sweep or refund outcome is unknown is eligible: ``refund`` first resolves that send with
+        its same quote, never sending twice (``message`` says so).
 
         Returns:
             The eligibility.
@@ -2472,7 +2544,7 @@ class DepositClient:
         """The latest refund update of ``deposit_id`` (in progress or final), or ``None`` when
         it was never refunded nor tried. The last 1000 final results are kept."""
     @property
-    def refund_config(self) -> RefundConfigDict:
+    def refund_config(self) -> _RefundConfigDict:
         """The auto-refund settings in effect (defaults filled in), a new ``dict`` on each
         access."""
     def stuck_funds(self) -> list[DetectedDeposit]:
@@ -2542,12 +2614,12 @@ class DepositClient:
             TypeError: ``callback`` is not callable.
         """
     @property
-    def notifications_config(self) -> Optional[NotificationsConfigDict]:
+    def notifications_config(self) -> Optional[_NotificationsConfigDict]:
         """The notifications configuration as given (defaults filled in; ``position``,
         ``theme`` and ``class_name`` are for a host UI), or ``None`` when notifications are off.
         The spec's ``renderItem`` has no headless meaning: render ``notifications()``
         yourself."""
-    def subscribe(self, callback: Callable[[DepositEvent], object]) -> int:
+    def subscribe(self, callback: Callable[[_DepositEvent], object]) -> int:
         """Calls ``callback(event)`` for every event from now on (lifecycle, status changes,
         errors, refund updates, recovery results, onramp events) on the event thread; see the class for the
         rules.
@@ -2566,7 +2638,7 @@ class DepositClient:
         Returns:
             ``False`` when ``id`` was not subscribed.
         """
-    def next_event(self, timeout: Optional[float] = None) -> Optional[DepositEvent]:
+    def next_event(self, timeout: Optional[float] = None) -> Optional[_DepositEvent]:
         """The oldest queued event, waiting at most ``timeout`` seconds for one (``0``: do not
         wait; ``None``: until one comes or the client is closed). Waits with the GIL released;
         Ctrl-C interrupts it.
@@ -2578,9 +2650,9 @@ class DepositClient:
             InvalidArgumentError: ``timeout`` is negative or NaN.
             TypeError: ``timeout`` is not a number.
         """
-    def __iter__(self) -> Iterator[DepositEvent]:
+    def __iter__(self) -> Iterator[_DepositEvent]:
         """The client itself: iterating it yields every event as it comes."""
-    def __next__(self) -> DepositEvent:
+    def __next__(self) -> _DepositEvent:
         """The next event, waiting as long as it takes (GIL released, Ctrl-C interrupts).
 
         Raises:
@@ -2591,7 +2663,8 @@ class DepositClient:
         either delivered or still in the account, where a new client finds it), lets the event
         thread deliver what is queued (at most 5 s), and drops every callback. Idempotent;
         the status becomes ``idle``. Queued events can still be taken with ``next_event()``
-        and iteration; every other call raises ``DepositSDKError``."""
+        and iteration, and the event log read; every call that is not in the class's list of
+        what a closed client answers raises ``DepositSDKError`` ``"the client is closed"``."""
     def __enter__(self) -> DepositClient:
         """Returns the client itself.
 
@@ -2608,7 +2681,7 @@ class DepositClient:
 
 # --- devnet --------------------------------------------------------------------------------------
 
-class DemoCredentialsDict(TypedDict):
+class _DemoCredentialsDict(TypedDict):
     """The demo project of ``depositkit-devnet serve --demo`` (``Devnet.demo_credentials()``)."""
 
     project_id: str
@@ -2631,6 +2704,12 @@ class Devnet:
                                               services_url=devnet.services_url)
             addresses = client.initialize()
             devnet.deposit(addresses.evm, depositkit.CHAIN.BASE, "ETH", "0.01")
+
+    **Opt-in**: only in builds with the cargo feature ``devnet`` — ``maturin develop --features
+    devnet`` (what ``scripts/python-env.sh`` does, for the tests and the demo) or
+    ``MATURIN_PEP517_ARGS='--features devnet' pip install ./python``. Production wheels
+    (``maturin build --release``) have no emulator: there ``depositkit.Devnet`` raises
+    ``AttributeError`` saying so, and ``from depositkit import Devnet`` raises ``ImportError``.
 
     The admin methods act on the emulator directly (not over HTTP) and release the GIL. Prices
     start at ETH 2500, BNB 600, SOL 150, BTC 60000, USDC 1, USDT 1. ``repr()`` is
@@ -2734,7 +2813,7 @@ class Devnet:
     def chains(self) -> list[int]:
         """The chain-backed chain ids (``[]`` without ``chains=``)."""
     @property
-    def vault_addresses(self) -> Optional[VaultAddressesDict]:
+    def vault_addresses(self) -> Optional[_VaultAddressesDict]:
         """devnet's vault addresses when chain-backed, else ``None``."""
     def chain_balance(self, address: str, chain_id: int, token: str) -> int:
         """What ``address`` holds of ``token`` on the chain-backed chain ``chain_id``, read from
@@ -2809,7 +2888,7 @@ class Devnet:
     def clear_faults(self) -> None:
         """Disarms every pending fault: service faults, sweep faults, forged JWTs (expired
         sessions stay expired)."""
-    def demo_credentials(self) -> DemoCredentialsDict:
+    def demo_credentials(self) -> _DemoCredentialsDict:
         """The demo project and user of ``depositkit-devnet serve --demo`` (created on first
         call; later calls rotate the server key and issue a new user token), for trying a
         ``UserRpcClient`` against ``user_rpc_url``."""
