@@ -34,22 +34,21 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::config::Destination;
 use super::events::{DepositEvent, RecordedEvent};
-use super::machine::DepositState;
-use super::model::{DetectedDeposit, RefundResult, SweepResult};
+use super::model::{RefundResult, SweepResult};
 use super::notifications::NotificationRecord;
-use super::records::{DepositRecord, RefundProgress, SentQuote};
+use super::records::DepositRecord;
 use super::watcher::DetectorSnapshot;
 use crate::describe::{quote, quote_path};
 use crate::error::{Error, ErrorKind, Result};
 use crate::registry::WeakRegistry;
-use crate::services::{Quote, QuoteFees, QuotePurpose};
-use crate::tokens::TokenType;
-use crate::units::{U256, parse_raw_amount};
+use crate::services::QuotePurpose;
+
+mod codec;
+
+pub(crate) use codec::{record_from_json, record_json};
 
 /// The schema this code writes (`meta.schema_version`).
 const SCHEMA_VERSION: i64 = 1;
@@ -811,165 +810,4 @@ fn event_deposit_id(event: &DepositEvent) -> Option<&str> {
         DepositEvent::Refund(r) => Some(&r.deposit_id),
         _ => None,
     }
-}
-
-// --- the records' JSON -------------------------------------------------------------------------
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredDeposit {
-    id: String,
-    token: TokenType,
-    chain_id: u64,
-    amount: String,
-    #[serde(rename = "amountUSD")]
-    amount_usd: f64,
-    raw_amount: String,
-    decimals: u32,
-    detected_at: u64,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredQuote {
-    quote_id: String,
-    root_hash: String,
-    expires_at: u64,
-    source_decimals: u32,
-    source_value_usd: f64,
-    destination_decimals: u32,
-    destination_raw_amount: String,
-    fees: QuoteFees,
-    signature: String,
-    destination: Destination,
-    purpose: QuotePurpose,
-    to_sender: bool,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredRefund {
-    attempts: u32,
-    auto: bool,
-    last: RefundResult,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredRecord {
-    deposit: StoredDeposit,
-    range: [String; 2],
-    seq: u64,
-    state: String,
-    attempts: u32,
-    unresolved: Option<StoredQuote>,
-    in_flight: Option<StoredQuote>,
-    reconcile_rounds: u32,
-    sweep_failed: bool,
-    refund: Option<StoredRefund>,
-}
-
-fn stored_quote(sent: &SentQuote) -> StoredQuote {
-    let q = &sent.quote;
-    StoredQuote {
-        quote_id: q.quote_id.clone(),
-        root_hash: q.root_hash.clone(),
-        expires_at: q.expires_at,
-        source_decimals: q.source_decimals,
-        source_value_usd: q.source_value_usd,
-        destination_decimals: q.destination_decimals,
-        destination_raw_amount: q.destination_raw_amount.to_string(),
-        fees: q.fees,
-        signature: sent.signature.clone(),
-        destination: sent.destination.clone(),
-        purpose: sent.purpose,
-        to_sender: sent.to_sender,
-    }
-}
-
-fn amount(text: &str) -> std::result::Result<U256, String> {
-    parse_raw_amount(text).map_err(|e| e.message().to_owned())
-}
-
-fn sent_quote(stored: StoredQuote) -> std::result::Result<SentQuote, String> {
-    Ok(SentQuote {
-        quote: Quote {
-            quote_id: stored.quote_id,
-            root_hash: stored.root_hash,
-            expires_at: stored.expires_at,
-            source_decimals: stored.source_decimals,
-            source_value_usd: stored.source_value_usd,
-            destination_decimals: stored.destination_decimals,
-            destination_raw_amount: amount(&stored.destination_raw_amount)?,
-            fees: stored.fees,
-        },
-        signature: stored.signature,
-        destination: stored.destination,
-        purpose: stored.purpose,
-        to_sender: stored.to_sender,
-    })
-}
-
-/// A record as stored.
-pub(crate) fn record_json(record: &DepositRecord) -> String {
-    let d = &record.deposit;
-    let stored = StoredRecord {
-        deposit: StoredDeposit {
-            id: d.id.clone(),
-            token: d.token,
-            chain_id: d.chain_id,
-            amount: d.amount.clone(),
-            amount_usd: d.amount_usd,
-            raw_amount: d.raw_amount.to_string(),
-            decimals: d.decimals,
-            detected_at: d.detected_at,
-        },
-        range: [record.range.0.to_string(), record.range.1.to_string()],
-        seq: record.seq,
-        state: record.state.as_str().to_owned(),
-        attempts: record.attempts,
-        unresolved: record.unresolved.as_ref().map(stored_quote),
-        in_flight: record.in_flight.as_ref().map(stored_quote),
-        reconcile_rounds: record.reconcile_rounds,
-        sweep_failed: record.sweep_failed,
-        refund: record.refund.as_ref().map(|p| StoredRefund {
-            attempts: p.attempts,
-            auto: p.auto,
-            last: p.last.clone(),
-        }),
-    };
-    serde_json::to_string(&stored).unwrap_or_default()
-}
-
-/// A stored record, as the client left it (see `DepositClient` for how it resumes).
-pub(crate) fn record_from_json(json: &str) -> std::result::Result<DepositRecord, String> {
-    let stored: StoredRecord = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    let d = stored.deposit;
-    let state = DepositState::parse(&stored.state)
-        .ok_or_else(|| format!("unknown deposit state {}", quote(&stored.state)))?;
-    Ok(DepositRecord {
-        deposit: DetectedDeposit {
-            id: d.id,
-            token: d.token,
-            chain_id: d.chain_id,
-            amount: d.amount,
-            amount_usd: d.amount_usd,
-            raw_amount: amount(&d.raw_amount)?,
-            decimals: d.decimals,
-            detected_at: d.detected_at,
-        },
-        range: (amount(&stored.range[0])?, amount(&stored.range[1])?),
-        seq: stored.seq,
-        state,
-        attempts: stored.attempts,
-        unresolved: stored.unresolved.map(sent_quote).transpose()?,
-        in_flight: stored.in_flight.map(sent_quote).transpose()?,
-        reconcile_rounds: stored.reconcile_rounds,
-        sweep_failed: stored.sweep_failed,
-        refund: stored.refund.map(|r| RefundProgress {
-            attempts: r.attempts,
-            auto: r.auto,
-            last: r.last,
-        }),
-    })
 }
