@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of depositkit: Rust (unit, property, integration, ABI), the header drift check,
-# the C programs (shared and static), the benches in test mode, and the pytest suite.
+# the C programs (shared and static), the benches in test mode, the check that production
+# builds carry no devnet, stubtest and mypy --strict, the pytest suite, and every fuzz target
+# briefly.
 # Installs what it needs by itself (the project-local .venv with maturin, pytest and solders;
 # anvil and solc-js from npm into .chains/).
 # Exits non-zero when any step fails; each runner prints its own summary.
@@ -44,6 +46,9 @@ step c-tests scripts/test-c.sh
 step production scripts/check-production.sh --debug
 step typecheck scripts/typecheck.sh
 step pytest pytest_step
+# Every cargo-fuzz target for 10 s from the committed seeds (no sanitizer; the long run is
+# scripts/fuzz.sh by hand): ~4.5 min cold on 2 cores, ~2 min once target/fuzz/ is cached.
+step fuzz scripts/fuzz.sh --ci
 
 echo
 if [ ${#failed[@]} -gt 0 ]; then

@@ -4,13 +4,15 @@
 //! Input: byte 0 picks the mode. Even: the rest is the whole configuration text. Odd: the rest
 //! is a JSON value put under one option (byte 1 picks it) of a valid configuration, so that the
 //! fuzzer explores every option's values without rebuilding the rest each time.
-//! Properties: no panic; every refusal is a configuration error of bounded length; a
-//! configuration that validates holds only valid addresses, known chains and delays in range;
-//! parsing is deterministic.
+//! Properties: no panic; every refusal is a configuration error of at most
+//! `describe::MAX_MESSAGE_CHARS` characters however long the input it quotes (issue 20: an
+//! unknown field's name was repeated whole); a configuration that validates holds only valid
+//! addresses, known chains and delays in range; parsing is deterministic.
 #![no_main]
 
 use depositkit_core::chains::Chain;
 use depositkit_core::deposit::{MIN_POLLING_INTERVAL_MS, resolve_destination};
+use depositkit_core::describe::MAX_MESSAGE_CHARS;
 use depositkit_core::{
     DepositClientConfig, ErrorKind, is_valid_evm_address, validate_address_for_chain,
 };
@@ -18,8 +20,6 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 
 const MAX_DELAY_MS: u64 = 24 * 60 * 60 * 1000;
-/// Longest message allowed: quoted values are cut at 80 characters (`describe::quote`).
-const MAX_MESSAGE_CHARS: usize = 1500;
 
 /// Options, by their JSON path in the configuration.
 const OPTIONS: [&[&str]; 36] = [

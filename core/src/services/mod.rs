@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::describe::quote;
+use crate::describe::{bound_message, quote};
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::{JsonPoster, OnceFailure, Reply, RetryPolicy};
 
@@ -85,19 +85,35 @@ pub struct ServiceError {
     pub message: String,
 }
 
+/// Longest error code kept from a service (the protocol's codes are short words).
+const MAX_CODE_CHARS: usize = 64;
+
+/// `text` cut to `max` characters with an ellipsis.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max).collect();
+    format!("{head}…")
+}
+
 impl ServiceError {
     fn from_reply(reply: &Reply) -> ServiceError {
         let parsed: Option<serde_json::Value> = serde_json::from_str(&reply.body).ok();
         let error = parsed.as_ref().and_then(|v| v.get("error"));
+        // An empty code is no code: the status names the error then. Both code and message
+        // are the service's text, so they are bounded like every message (a service that
+        // echoes a huge input cannot make our errors of any size).
         let code = error
             .and_then(|e| e.get("code"))
             .and_then(|c| c.as_str())
-            .map(str::to_owned)
+            .filter(|c| !c.trim().is_empty())
+            .map(|c| cut(c, MAX_CODE_CHARS))
             .unwrap_or_else(|| format!("HTTP_{}", reply.status));
         let message = error
             .and_then(|e| e.get("message"))
             .and_then(|m| m.as_str())
-            .map(str::to_owned)
+            .map(bound_message)
             .unwrap_or_else(|| {
                 let body = reply.body.trim();
                 if body.is_empty() { "no message".to_owned() } else { quote(body) }
@@ -290,6 +306,20 @@ mod tests {
         let e = ServiceError::from_reply(&Reply { status: 502, body: "bad gateway".into() });
         assert_eq!(e.code, "HTTP_502");
         assert_eq!(e.message, "\"bad gateway\"");
+    }
+
+    /// Found by the `account_answers` fuzz target: an empty code is no code, and a service's
+    /// text of any size is bounded.
+    #[test]
+    fn an_empty_code_falls_back_to_the_status_and_service_text_is_bounded() {
+        let body = r#"{"error":{"code":"","message":"slow down"}}"#;
+        let e = ServiceError::from_reply(&Reply { status: 429, body: body.into() });
+        assert_eq!(e.to_string(), "HTTP 429 HTTP_429: slow down");
+        let long = "w".repeat(5000);
+        let body = format!(r#"{{"error":{{"code":"{long}","message":"{long}"}}}}"#);
+        let e = ServiceError::from_reply(&Reply { status: 400, body });
+        assert_eq!(e.code.chars().count(), 65, "{}", e.code);
+        assert!(e.message.chars().count() <= crate::describe::MAX_MESSAGE_CHARS);
     }
 
     #[test]
