@@ -57,7 +57,7 @@ const RULES: &[Rule] = &[
         ],
     },
     Rule {
-        path: "deposit/store.rs",
+        path: "deposit/store",
         why: "the store persists records; it imports no client or sweeper types",
         forbidden: &["super::client", "super::sweeper", "super::refund", "super::recovery"],
     },
