@@ -981,10 +981,13 @@ fn null_arguments_unconfigured_and_uninitialized_clients() {
     bad_fault("ua", Some("v1/balances"), 500, 0, 1, "must start with /");
     bad_fault("user-rpc", Some("/x"), 500, 0, 1, "user-rpc");
 
-    // A closed client: the getters still answer; the rest say it is closed.
+    // A closed client answers only what stays true (status::ClientCall): the rest, getters
+    // included, say it is closed.
     check(unsafe { depositkit_deposit_client_close(client.0) }).unwrap();
-    assert_eq!(client.notifications(), json!([]));
-    assert_failure(client.refund_result("dep_0"), depositkit_status::NotFound, "dep_0");
+    let notifications =
+        json_out(|out| unsafe { depositkit_deposit_client_notifications(client.0, out) });
+    assert_failure(notifications, depositkit_status::DepositSdk, "closed");
+    assert_failure(client.refund_result("dep_0"), depositkit_status::DepositSdk, "closed");
     assert_failure(client.refund("dep_0", None), depositkit_status::DepositSdk, "closed");
     assert_failure(client.stuck_funds(), depositkit_status::DepositSdk, "closed");
     assert_failure(client.transactions(0, 0), depositkit_status::DepositSdk, "closed");

@@ -294,7 +294,7 @@ fn bad_configuration_is_refused_before_anything_is_sent() {
     let (status, msg) = new_client(url, "proj", "sk_secret_1", Some(&zero)).err().unwrap();
     assert_eq!(
         (status, msg.as_str()),
-        (conf, "timeout 0ns is out of range: expected more than zero and at most 86400s")
+        (conf, "timeout 0 µs is out of range: expected more than zero and at most 86400 s")
     );
     let huge = depositkit_user_rpc_options { timeout_ms: u64::MAX, ..options(0, 1) };
     let (status, msg) = new_client(url, "proj", "sk_secret_1", Some(&huge)).err().unwrap();
