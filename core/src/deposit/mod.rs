@@ -1,7 +1,7 @@
 //! The deposit client (spec `deposit-library.md`): deposit addresses, the watcher, the sweeper
 //! and lifecycle events, over the services of `docs/protocol.md`.
 //!
-//! - [`DepositClient`]: the synchronous facade (`client.rs`);
+//! - [`DepositClient`]: the synchronous facade (`client/`);
 //! - [`DepositClientConfig`] and its validation (`config.rs`);
 //! - the watcher (`watcher.rs`) detects deposits from the account's cumulative `received`
 //!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client;

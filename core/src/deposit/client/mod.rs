@@ -1,0 +1,743 @@
+//! [`DepositClient`]: the synchronous facade over the watcher, the sweeper and the events.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::config::{
+    DepositClientConfig, Destination, DestinationConfig, NotificationsConfig, RefundConfig,
+    ResolvedConfig, resolve_destination,
+};
+use super::events::{
+    DepositEvent, DepositLifecycleEvent, DepositPhase, Dispatcher, EventCallback, EventDestination,
+    EventHub, NotificationsCallback, RecordedEvent, RecordedEventCallback, SubscriptionId,
+};
+use super::history::{DEFAULT_PAGE_SIZE, HistoryCaches, MAX_PAGE_SIZE, TokenTransactionFilter};
+use super::machine::{self, Admission, Command, Effect, Input};
+use super::model::{
+    DepositAddresses, DetectedDeposit, RecoveryResult, RefundEligibility, RefundReason,
+    RefundResult, RefundStatus, SweepResult, SweepStatus,
+};
+use super::notifications::{NotificationRecord, NotificationStore};
+use super::poller::{BalancePoller, Batched, next_tick};
+use super::status::{ClientCall, ClientStatus, Lifecycle, StatusTracker};
+use super::store::{self, AttemptWrite, Change, DepositStore, RecordWrite, Restored};
+use super::sweeper::Job;
+use super::watcher::{Detector, Finding, Thresholds};
+use crate::chains::Chain;
+use crate::describe::quote;
+use crate::error::{Error, ErrorKind, Result};
+use crate::funding::Funding;
+use crate::onramp::OnrampOrder;
+use crate::runtime::Runtime;
+use crate::services::{
+    AccountClient, AccountInfo, BalanceLine, CallError, JwtClient, SessionManager, SignerClient,
+    TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
+};
+use crate::validate::{evm_address_problem, solana_address_problem};
+
+mod engine;
+mod history;
+mod observe;
+mod refunds;
+
+/// How long `close()` (and drop) waits for the event dispatcher to deliver what is queued.
+pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+const DROP_TIMEOUT: Duration = Duration::from_secs(2);
+/// Sweep and refund results kept for [`DepositClient::sweep_result`] and
+/// [`DepositClient::refund_result`].
+const REMEMBERED_RESULTS: usize = 1000;
+
+// The deposit lifecycle lives in `machine`: every state change below is a step of it.
+pub(crate) use super::machine::DepositState;
+
+pub(crate) use super::records::{DepositRecord, RefundProgress, SentQuote};
+
+/// How a deposit that left the table ended, in the store.
+pub(crate) const CREDITED: &str = "credited";
+/// See [`CREDITED`].
+pub(crate) const REFUNDED: &str = "refunded";
+
+/// The store write of a record in the table.
+pub(crate) fn open_write(record: &DepositRecord) -> RecordWrite {
+    RecordWrite {
+        id: record.deposit.id.clone(),
+        seq: record.seq,
+        state: record.state.as_str(),
+        open: true,
+        record: store::record_json(record),
+    }
+}
+
+/// The store write of a record that left the table, ending as `end` ([`CREDITED`] or
+/// [`REFUNDED`]).
+pub(crate) fn closed_write(record: &DepositRecord, end: &'static str) -> RecordWrite {
+    RecordWrite {
+        id: record.deposit.id.clone(),
+        seq: record.seq,
+        state: end,
+        open: false,
+        record: store::record_json(record),
+    }
+}
+
+/// Everything mutable of a client, behind one short-held lock (never across an await, never
+/// while a callback runs).
+pub(crate) struct State {
+    pub status: StatusTracker,
+    pub account: Option<AccountInfo>,
+    pub wallet: Option<String>,
+    pub destination: Destination,
+    pub deposits: HashMap<String, DepositRecord>,
+    next_seq: u64,
+    pub results: HashMap<String, SweepResult>,
+    result_order: VecDeque<String>,
+    /// Final refund results of deposits that left the table (and skipped/failed ones).
+    pub refunds: HashMap<String, RefundResult>,
+    refund_order: VecDeque<String>,
+    watcher: Option<JoinHandle<()>>,
+    pub jobs: Option<mpsc::UnboundedSender<Job>>,
+    executor: Option<JoinHandle<()>>,
+    notes_timer: Option<JoinHandle<()>>,
+    pub timers: Vec<JoinHandle<()>>,
+    /// A recovery is queued or running.
+    pub recovering: usize,
+}
+
+impl State {
+    /// Recounts the deposits whose money moves; the new status if it changed.
+    pub fn recount(&mut self) -> Option<ClientStatus> {
+        let busy = self.deposits.values().filter(|r| r.state.busy()).count() + self.recovering;
+        self.status.set_sweeps(busy)
+    }
+
+    /// The store write of deposit `id` while it is in the table.
+    pub fn write_of(&self, id: &str) -> Option<RecordWrite> {
+        self.deposits.get(id).map(open_write)
+    }
+
+    pub fn remember_result(&mut self, result: SweepResult) {
+        let id = result.deposit_id.clone();
+        if self.results.insert(id.clone(), result).is_none() {
+            self.result_order.push_back(id);
+        }
+        while self.result_order.len() > REMEMBERED_RESULTS {
+            if let Some(old) = self.result_order.pop_front() {
+                self.results.remove(&old);
+            }
+        }
+    }
+
+    pub fn remember_refund(&mut self, result: RefundResult) {
+        let id = result.deposit_id.clone();
+        if self.refunds.insert(id.clone(), result).is_none() {
+            self.refund_order.push_back(id);
+        }
+        while self.refund_order.len() > REMEMBERED_RESULTS {
+            if let Some(old) = self.refund_order.pop_front() {
+                self.refunds.remove(&old);
+            }
+        }
+    }
+
+    /// Why deposit `id`, which is not in the table, cannot be swept or refunded.
+    pub fn gone_reason(&self, id: &str) -> Option<String> {
+        if let Some(refund) = self.refunds.get(id).filter(|r| r.status == RefundStatus::Success) {
+            return Some(format!(
+                "Deposit {} was already refunded{}",
+                quote(id),
+                refund
+                    .tx_hash
+                    .as_deref()
+                    .map(|t| format!(" (transaction {t})"))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(sweep) = self.results.get(id).filter(|r| r.status == SweepStatus::Success) {
+            return Some(format!(
+                "Deposit {} was credited (transaction {}); a credited deposit cannot be refunded",
+                quote(id),
+                sweep.transaction_id
+            ));
+        }
+        None
+    }
+
+    /// Spawns `work` after `delay`, kept so that `close()` can abort it.
+    pub fn after(
+        &mut self,
+        runtime: &Runtime,
+        delay: Duration,
+        work: impl Future<Output = ()> + Send + 'static,
+    ) {
+        self.timers.retain(|t| !t.is_finished());
+        self.timers.push(runtime.spawn(async move {
+            tokio::time::sleep(delay).await;
+            work.await;
+        }));
+    }
+}
+
+/// The shared core of a client; tasks hold it weakly.
+pub(crate) struct Inner {
+    pub runtime: Arc<Runtime>,
+    pub config: ResolvedConfig,
+    pub thresholds: Thresholds,
+    pub session: SessionManager,
+    pub signer: SignerClient,
+    pub account: AccountClient,
+    /// The process's batcher of balance polls for this client's account service.
+    pub(crate) poller: Arc<BalancePoller>,
+    pub hub: Arc<EventHub>,
+    state: Mutex<State>,
+    pub(crate) detector: tokio::sync::Mutex<Detector>,
+    pub(crate) history: Mutex<HistoryCaches>,
+    /// Fund from wallet: settings, wallets, node clients (`crate::funding`).
+    pub(crate) funding: Arc<Funding>,
+    /// The last completed onramp order (`crate::onramp`).
+    pub(crate) onramp_order: Mutex<Option<OnrampOrder>>,
+    closed: AtomicBool,
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+// The engine's methods of `Inner` live in `engine.rs`.
+
+pub(crate) fn not_initialized() -> Error {
+    Error::configuration("Client not initialized. Call initialize() first.")
+}
+
+/// The deposit client (spec §4): deposit addresses, a watcher, a sweeper that delivers each
+/// deposit to the destination, and lifecycle events.
+///
+/// Every method is synchronous and thread-safe; the work runs on depositkit's shared runtime
+/// ([`crate::runtime`]). Blocking methods wait at most `call_timeout_ms`. Many clients in one
+/// process share that runtime, one pool of event-delivery threads ([`super::dispatch`]) and
+/// one batched balance poll per service ([`super::poller`]).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use depositkit_core::deposit::{DepositClient, DepositClientConfig, DestinationConfig};
+///
+/// let config = DepositClientConfig::new(
+///     "0x52908400098527886E0F7030069857D2E4169EE7",
+///     DestinationConfig::chain(42161),
+/// )
+/// .with_services_url("http://127.0.0.1:7420");
+/// let client = DepositClient::new(config)?;
+/// let addresses = client.initialize()?;
+/// println!("send funds to {} or {}", addresses.evm, addresses.solana);
+/// client.start_watching()?;
+/// while let Some(event) = client.next_event(Duration::from_secs(30)) {
+///     println!("{}", event.to_json());
+/// }
+/// client.close()?;
+/// # Ok::<(), depositkit_core::Error>(())
+/// ```
+///
+/// A callback that keeps the client alive (an `Arc` of it) makes a cycle that `close()`
+/// breaks: closing drops every callback.
+pub struct DepositClient {
+    pub(crate) inner: Arc<Inner>,
+    dispatcher: Mutex<Option<Dispatcher>>,
+}
+
+impl std::fmt::Debug for DepositClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the onramp partner key nor the balance API key.
+        f.debug_struct("DepositClient")
+            .field("owner", &self.inner.config.owner)
+            .field("status", &self.status())
+            .field("funding.enabled", &self.inner.config.funding.enabled)
+            .field("onramp.enabled", &self.inner.config.onramp.enabled)
+            .finish_non_exhaustive()
+    }
+}
+
+// These calls have no error to return, so the lifecycle table must let a closed client answer
+// them (every other public method calls `Inner::guard` with its own `ClientCall`).
+const _: () = {
+    use ClientCall::*;
+    let infallible = [
+        Close,
+        IsClosed,
+        Status,
+        OwnerAddress,
+        StorePath,
+        LastEventId,
+        NextEvent,
+        NextRecordedEvent,
+        DroppedEvents,
+        CallbackPanics,
+        Unsubscribe,
+        ClearFundingWallet,
+    ];
+    let mut i = 0;
+    while i < infallible.len() {
+        assert!(infallible[i].answers_when_closed());
+        i += 1;
+    }
+};
+
+impl DepositClient {
+    /// Validates `config` and builds a client (no network yet; see [`initialize`]).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] naming the bad option and value;
+    /// [`ErrorKind::Internal`] when threads cannot be started.
+    ///
+    /// [`initialize`]: DepositClient::initialize
+    pub fn new(config: DepositClientConfig) -> Result<DepositClient> {
+        let resolved = config.resolve()?;
+        let runtime = Runtime::shared()?;
+        let store = Arc::new(DepositStore::open(
+            resolved.store_path.as_deref(),
+            &resolved.owner,
+            resolved.event_queue_capacity,
+        )?);
+        let notes = resolved.notifications.clone().map(NotificationStore::new);
+        let (hub, dispatcher) = EventHub::start_with(resolved.event_queue_capacity, notes, store)
+            .map_err(|e| {
+            Error::new(ErrorKind::Internal, format!("cannot start the event thread: {e}"))
+                .with_source(e)
+        })?;
+        if let Some(callback) = config.on_deposit_event.clone() {
+            hub.subscribe(Arc::new(move |recorded: &RecordedEvent| {
+                if let DepositEvent::Lifecycle(lifecycle) = &recorded.event {
+                    callback(lifecycle);
+                }
+            }));
+        }
+        let jwt = Arc::new(JwtClient::new(&resolved.urls.jwt, &resolved.http));
+        let session = SessionManager::new(jwt, &resolved.owner);
+        let signer = SignerClient::new(&resolved.urls.signer, &resolved.http);
+        let account = AccountClient::new(
+            &resolved.urls.account,
+            &resolved.http,
+            resolved.ua_project_id.as_deref(),
+        );
+        let poller = BalancePoller::shared(
+            &resolved.urls.account,
+            &resolved.http,
+            resolved.ua_project_id.as_deref(),
+        );
+        let thresholds = Thresholds {
+            min_value_usd: resolved.min_value_usd,
+            supported_tokens: resolved.supported_tokens.clone(),
+            supported_chains: resolved.supported_chains.clone(),
+        };
+        let funding = Arc::new(Funding::new(
+            resolved.funding.clone(),
+            resolved.min_value_usd,
+            resolved.http.clone(),
+        ));
+        let state = State {
+            status: StatusTracker::default(),
+            account: None,
+            wallet: None,
+            destination: resolved.destination.clone(),
+            deposits: HashMap::new(),
+            next_seq: 0,
+            results: HashMap::new(),
+            result_order: VecDeque::new(),
+            refunds: HashMap::new(),
+            refund_order: VecDeque::new(),
+            watcher: None,
+            jobs: None,
+            executor: None,
+            notes_timer: None,
+            timers: Vec::new(),
+            recovering: 0,
+        };
+        let inner = Arc::new(Inner {
+            runtime,
+            config: resolved,
+            thresholds,
+            session,
+            signer,
+            account,
+            poller,
+            hub,
+            state: Mutex::new(state),
+            detector: tokio::sync::Mutex::new(Detector::default()),
+            history: Mutex::new(HistoryCaches::default()),
+            funding,
+            onramp_order: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        });
+        if inner.hub.has_notifications() {
+            let hub = Arc::clone(&inner.hub);
+            let timer = inner.runtime.spawn(observe::notifications_timer(hub));
+            inner.state().notes_timer = Some(timer);
+        }
+        Ok(DepositClient { inner, dispatcher: Mutex::new(Some(dispatcher)) })
+    }
+
+    /// Opens the intermediary session (JWT service), checks the signer's wallet against
+    /// `intermediary_address`, and initializes the account: its deposit addresses.
+    ///
+    /// A failed initialization leaves the status `error` and may be retried.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Jwt`] when the JWT service is unreachable or its token fails verification;
+    /// [`ErrorKind::Authentication`] when credentials or the session are refused;
+    /// [`ErrorKind::Configuration`] when `intermediary_address` is not the signer's wallet, or
+    /// the client is already initialized; [`ErrorKind::UniversalAccount`] when the account
+    /// cannot be initialized; [`ErrorKind::Timeout`] after `call_timeout_ms`.
+    pub fn initialize(&self) -> Result<DepositAddresses> {
+        self.inner.guard(ClientCall::Initialize)?;
+        let change = {
+            let mut state = self.inner.state();
+            match state.status.lifecycle() {
+                Lifecycle::Idle | Lifecycle::Failed => {}
+                Lifecycle::Initializing => {
+                    return Err(Error::configuration("initialize() is already running"));
+                }
+                Lifecycle::Ready => return Err(Error::configuration("Client already initialized")),
+                Lifecycle::Closed => {
+                    return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
+                }
+            }
+            state.status.set_lifecycle(Lifecycle::Initializing)
+        };
+        self.inner.emit_status(change);
+        let inner = Arc::clone(&self.inner);
+        let outcome = self
+            .inner
+            .runtime
+            .block_on("initialize()", self.inner.config.call_timeout, inner.init_async())
+            .and_then(|r| r)
+            .and_then(|(info, wallet)| {
+                let restored = self.inner.load_store(&info.account_id)?;
+                Ok((info, wallet, restored))
+            });
+        let mut state = self.inner.state();
+        if self.inner.is_closed() {
+            return Err(Error::new(
+                ErrorKind::DepositSdk,
+                "the client was closed during initialize()",
+            ));
+        }
+        match outcome {
+            Ok((info, wallet, restored)) => {
+                let addresses = DepositAddresses {
+                    evm: info.evm_address.clone(),
+                    solana: info.solana_address.clone(),
+                };
+                state.account = Some(info);
+                state.wallet = Some(wallet);
+                let (tx, rx) = mpsc::unbounded_channel();
+                state.jobs = Some(tx);
+                let weak = Arc::downgrade(&self.inner);
+                state.executor = Some(self.inner.runtime.spawn(Inner::executor_loop(weak, rx)));
+                if let Err(error) = self.inner.resume(&mut state, restored) {
+                    let change = state.status.set_lifecycle(Lifecycle::Failed);
+                    drop(state);
+                    self.inner.emit_status(change);
+                    return Err(error);
+                }
+                state.recount();
+                let change = state.status.set_lifecycle(Lifecycle::Ready);
+                drop(state);
+                self.inner.emit_status(change);
+                Ok(addresses)
+            }
+            Err(error) => {
+                let change = state.status.set_lifecycle(Lifecycle::Failed);
+                drop(state);
+                self.inner.emit_status(change);
+                Err(error)
+            }
+        }
+    }
+
+    /// The deposit addresses.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] before [`initialize`](DepositClient::initialize).
+    pub fn deposit_addresses(&self) -> Result<DepositAddresses> {
+        self.inner.guard(ClientCall::DepositAddresses)?;
+        let state = self.inner.state();
+        let account = state.account.as_ref().ok_or_else(not_initialized)?;
+        Ok(DepositAddresses {
+            evm: account.evm_address.clone(),
+            solana: account.solana_address.clone(),
+        })
+    }
+
+    /// The universal account's id, once initialized.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn account_id(&self) -> Result<Option<String>> {
+        self.inner.guard(ClientCall::AccountId)?;
+        Ok(self.inner.account_id().ok())
+    }
+
+    /// The intermediary wallet (the signer's), once initialized.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn intermediary_address(&self) -> Result<Option<String>> {
+        self.inner.guard(ClientCall::IntermediaryAddress)?;
+        Ok(self.inner.state().wallet.clone())
+    }
+
+    /// The owner address (lower-case). Answers after `close()` too.
+    pub fn owner_address(&self) -> &str {
+        &self.inner.config.owner
+    }
+
+    /// Changes where deposits go; sweeps that start from now on (queued ones and retries
+    /// included) use it. A missing address means the owner address, a missing token USDC.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] as for the construction option; the old destination stays.
+    pub fn set_destination(&self, destination: DestinationConfig) -> Result<Destination> {
+        self.inner.guard(ClientCall::SetDestination)?;
+        let resolved = resolve_destination(&destination, &self.inner.config.owner)?;
+        self.inner.state().destination = resolved.clone();
+        Ok(resolved)
+    }
+
+    /// The current destination.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn get_destination(&self) -> Result<Destination> {
+        self.inner.guard(ClientCall::GetDestination)?;
+        Ok(self.inner.state().destination.clone())
+    }
+
+    /// Whether the fiat onramp serves the destination chain (spec §4: not X Layer).
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn is_onramp_supported(&self) -> Result<bool> {
+        self.inner.guard(ClientCall::IsOnrampSupported)?;
+        let chain_id = self.inner.state().destination.chain_id;
+        Ok(Chain::from_id(chain_id).is_some_and(Chain::is_onramp_chain))
+    }
+
+    /// The status (`idle` once closed; answers after `close()` too).
+    pub fn status(&self) -> ClientStatus {
+        self.inner.state().status.current()
+    }
+
+    /// Whether the watcher runs.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn is_watching(&self) -> Result<bool> {
+        self.inner.guard(ClientCall::IsWatching)?;
+        Ok(self.inner.state().status.watching())
+    }
+
+    /// Starts the watcher: one poll now, then one every `polling_interval_ms`, never
+    /// overlapping. Does nothing when it already runs.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] before [`initialize`](DepositClient::initialize).
+    pub fn start_watching(&self) -> Result<()> {
+        self.inner.guard(ClientCall::StartWatching)?;
+        let change = {
+            let mut state = self.inner.state();
+            if state.status.lifecycle() != Lifecycle::Ready {
+                return Err(Error::configuration("Client must be initialized before watching"));
+            }
+            if state.watcher.is_some() {
+                return Ok(());
+            }
+            let weak = Arc::downgrade(&self.inner);
+            let interval = self.inner.config.polling_interval;
+            state.watcher = Some(self.inner.runtime.spawn(Inner::watch_loop(weak, interval)));
+            state.status.set_watching(true)
+        };
+        self.inner.emit_status(change);
+        Ok(())
+    }
+
+    /// Stops the watcher (a poll under way is abandoned). Sweeps under way go on.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed (`close()` stopped it).
+    pub fn stop_watching(&self) -> Result<()> {
+        self.inner.guard(ClientCall::StopWatching)?;
+        let change = {
+            let mut state = self.inner.state();
+            match state.watcher.take() {
+                Some(task) => {
+                    task.abort();
+                    state.status.set_watching(false)
+                }
+                None => None,
+            }
+        };
+        self.inner.emit_status(change);
+        Ok(())
+    }
+
+    /// Runs one poll now (waiting for a poll under way to finish first) and returns the
+    /// lifecycle events it produced (`detected`, `below_threshold`), which are already queued
+    /// and handed to the callbacks when this returns. Detected deposits are queued for their
+    /// sweep when auto-sweep is on.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`] (or
+    /// [`ErrorKind::Jwt`]) when the balances cannot be read; [`ErrorKind::Timeout`].
+    pub fn poll_now(&self) -> Result<Vec<DepositLifecycleEvent>> {
+        self.inner.guard(ClientCall::PollNow)?;
+        self.inner.account_id()?;
+        let inner = Arc::clone(&self.inner);
+        let outcome = self
+            .inner
+            .runtime
+            .block_on("poll_now()", self.inner.config.call_timeout, inner.poll_once())
+            .and_then(|r| r);
+        if let Err(error) = &outcome {
+            self.inner.emit_error(error);
+        }
+        outcome
+    }
+
+    /// Detected deposits that are not delivered yet (queued, being swept, failed, or with an
+    /// unknown outcome), oldest first.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn pending_deposits(&self) -> Result<Vec<DetectedDeposit>> {
+        self.inner.guard(ClientCall::PendingDeposits)?;
+        let state = self.inner.state();
+        let mut records: Vec<&DepositRecord> = state.deposits.values().collect();
+        records.sort_by_key(|r| r.seq);
+        Ok(records.iter().map(|r| r.deposit.clone()).collect())
+    }
+
+    /// Sweeps one pending deposit now (one attempt, through the client's serial sweep queue)
+    /// and returns the result; lifecycle events follow as for automatic sweeps. A deposit
+    /// whose last send has an unknown outcome is first resolved (its quote is sent again,
+    /// which the service treats idempotently), never quoted anew.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] for an unknown (or already delivered) id;
+    /// [`ErrorKind::Sweep`] when the deposit is already being swept;
+    /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::Timeout`].
+    pub fn sweep(&self, deposit_id: &str) -> Result<SweepResult> {
+        self.inner.guard(ClientCall::Sweep)?;
+        let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
+        {
+            let mut state = self.inner.state();
+            if state.account.is_none() {
+                return Err(not_initialized());
+            }
+            if !state.deposits.contains_key(deposit_id) {
+                let why = state
+                    .gone_reason(deposit_id)
+                    .unwrap_or_else(|| format!("Deposit {} not found", quote(deposit_id)));
+                return Err(Error::new(ErrorKind::NotFound, why));
+            }
+            let Some(record) = state.deposits.get_mut(deposit_id) else {
+                return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
+            };
+            if let Admission::Refuse(why) = machine::admits(record.state, Command::Sweep) {
+                return Err(Error::new(ErrorKind::Sweep, why.message(&quote(deposit_id))));
+            }
+            let Some(jobs) = state.jobs.clone().filter(|tx| !tx.is_closed()) else {
+                return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
+            };
+            let Some(record) = state.deposits.get_mut(deposit_id) else {
+                return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
+            };
+            // Admitted: the step queues the sweep (an unresolved send is resolved first).
+            let queued = record.advance(Input::Requested(Command::Sweep));
+            let job = Job::Sweep { deposit_id: deposit_id.to_owned(), reply: Some(reply_tx) };
+            if queued.is_err() || jobs.send(job).is_err() {
+                return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
+            }
+            let change = state.recount();
+            drop(state);
+            self.inner.emit_status(change);
+        }
+        self.inner
+            .runtime
+            .block_on("sweep()", self.inner.config.call_timeout, async move {
+                reply_rx.await.map_err(|_| {
+                    Error::new(ErrorKind::DepositSdk, "the client closed before the sweep finished")
+                })
+            })
+            .and_then(|r| r)
+    }
+
+    /// The result of the last sweep of `deposit_id` (automatic or manual), if one finished.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DepositSdk`] when the client is closed.
+    pub fn sweep_result(&self, deposit_id: &str) -> Result<Option<SweepResult>> {
+        self.inner.guard(ClientCall::SweepResult)?;
+        Ok(self.inner.state().results.get(deposit_id).cloned())
+    }
+
+    /// Whether [`close`](DepositClient::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    /// Stops the watcher and the sweeper (a sweep under way is abandoned: its money is either
+    /// delivered or still in the account, and a new client finds it), lets the delivery lane
+    /// deliver what is queued for at most 5 s, and drops every callback. Idempotent; the status
+    /// becomes `idle`.
+    ///
+    /// Afterwards every call fails with [`ErrorKind::DepositSdk`] "the client is closed",
+    /// except what stays true after closing: `close`, `is_closed`, `status`, `owner_address`,
+    /// `store_path`, the event log (`events_since`, `deposit_history`, `last_event_id`), the
+    /// pull queue (`next_event`, `next_recorded_event`: the events left in it can still be
+    /// taken) and its counters (`dropped_events`, `callback_panics`), and the releases closing
+    /// already did (`unsubscribe`, `clear_funding_wallet`).
+    pub fn close(&self) -> Result<()> {
+        self.shutdown(CLOSE_TIMEOUT);
+        Ok(())
+    }
+
+    fn shutdown(&self, timeout: Duration) {
+        let first = !self.inner.closed.swap(true, Ordering::AcqRel);
+        if first {
+            let change = {
+                let mut state = self.inner.state();
+                let tasks = [state.watcher.take(), state.executor.take(), state.notes_timer.take()];
+                for task in tasks.into_iter().flatten() {
+                    task.abort();
+                }
+                for timer in state.timers.drain(..) {
+                    timer.abort();
+                }
+                state.jobs = None;
+                state.status.set_watching(false);
+                state.status.set_lifecycle(Lifecycle::Closed)
+            };
+            self.inner.emit_status(change);
+        }
+        let dispatcher = self.dispatcher.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut dispatcher) = dispatcher {
+            dispatcher.stop(&self.inner.hub, timeout);
+        }
+        self.inner.hub.clear_subscribers();
+        // Another client of this owner may open the store now.
+        self.inner.hub.store().release();
+        // Host providers may hold the client: dropping them breaks the cycle, as for callbacks.
+        self.inner.funding.clear_wallets();
+        self.inner.funding.set_balance_provider(None);
+    }
+}
+
+impl Drop for DepositClient {
+    fn drop(&mut self) {
+        self.shutdown(DROP_TIMEOUT);
+    }
+}
