@@ -751,6 +751,28 @@ pub(crate) struct PyDepositClient {
     failures: Arc<FailureLog>,
 }
 
+/// Keeps `slot` under the id the core gave it (in the list, locked since before the
+/// subscription, so that `unsubscribe(id)` from its first call finds it), or releases it when
+/// the core refused.
+fn keep_subscription(
+    py: Python<'_>,
+    mut callbacks: std::sync::MutexGuard<'_, Vec<(Option<SubscriptionId>, Arc<CallbackSlot>)>>,
+    slot: Arc<CallbackSlot>,
+    subscribed: core::Result<SubscriptionId>,
+) -> PyResult<SubscriptionId> {
+    match subscribed {
+        Ok(id) => {
+            callbacks.push((Some(id), slot));
+            Ok(id)
+        }
+        Err(err) => {
+            drop(callbacks);
+            drop(slot.clear());
+            Err(client_err(py, err))
+        }
+    }
+}
+
 impl PyDepositClient {
     /// The client's state, after checking that this is the process that created it
     /// ([`crate::fork`]). Every method goes through here (or [`Self::client`]) first.
@@ -1446,22 +1468,12 @@ impl PyDepositClient {
         let slot = CallbackSlot::new(callback.clone().unbind());
         let held = Arc::clone(&slot);
         // Locked across the subscription, as in `subscribe`.
-        let mut callbacks = self.callbacks();
+        let callbacks = self.callbacks();
         let subscribed =
             client.subscribe_notifications(Box::new(move |records: &[NotificationRecord]| {
                 held.call(|py| Ok(notifications_to_py(py, records)?.into_any().unbind()));
             }));
-        match subscribed {
-            Ok(id) => {
-                callbacks.push((Some(id), slot));
-                Ok(id)
-            }
-            Err(err) => {
-                drop(callbacks);
-                drop(slot.clear());
-                Err(client_err(py, err))
-            }
-        }
+        keep_subscription(py, callbacks, slot, subscribed)
     }
 
     #[getter]
@@ -1483,21 +1495,11 @@ impl PyDepositClient {
         let held = Arc::clone(&slot);
         // The list is locked across the subscription so that `unsubscribe(id)` from a callback
         // of the first event finds the slot.
-        let mut callbacks = self.callbacks();
+        let callbacks = self.callbacks();
         let subscribed = client.subscribe(Box::new(move |event: &core::DepositEvent| {
             held.call(|py| event_to_py(py, event));
         }));
-        match subscribed {
-            Ok(id) => {
-                callbacks.push((Some(id), slot));
-                Ok(id)
-            }
-            Err(err) => {
-                drop(callbacks);
-                drop(slot.clear());
-                Err(client_err(py, err))
-            }
-        }
+        keep_subscription(py, callbacks, slot, subscribed)
     }
 
     fn unsubscribe(&self, py: Python<'_>, id: SubscriptionId) -> PyResult<bool> {

@@ -53,6 +53,27 @@ pub(crate) struct DepositRecord {
 }
 
 impl DepositRecord {
+    /// A record entering the table in `state`, with no attempt made yet.
+    pub(crate) fn new(
+        deposit: DetectedDeposit,
+        range: (U256, U256),
+        seq: u64,
+        state: DepositState,
+    ) -> DepositRecord {
+        DepositRecord {
+            deposit,
+            range,
+            seq,
+            state,
+            attempts: 0,
+            unresolved: None,
+            in_flight: None,
+            reconcile_rounds: 0,
+            sweep_failed: false,
+            refund: None,
+        }
+    }
+
     /// What the machine knows of this record: its state and the send that may be out (the
     /// attempt's recorded quote, else the unresolved one).
     pub(crate) fn lifecycle(&self) -> machine::Lifecycle {

@@ -201,18 +201,12 @@ impl Inner {
                         let id = deposit.id.clone();
                         state.deposits.insert(
                             id.clone(),
-                            DepositRecord {
+                            DepositRecord::new(
                                 deposit,
                                 range,
                                 seq,
-                                state: machine::detected(auto).0.state,
-                                attempts: 0,
-                                unresolved: None,
-                                in_flight: None,
-                                reconcile_rounds: 0,
-                                sweep_failed: false,
-                                refund: None,
-                            },
+                                machine::detected(auto).0.state,
+                            ),
                         );
                         change.records.extend(state.write_of(&id));
                         if machine::detected(auto).1 == Some(Effect::QueueSweep)

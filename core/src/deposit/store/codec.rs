@@ -264,18 +264,9 @@ mod tests {
 
     #[test]
     fn a_record_this_version_cannot_read_says_why() {
-        let json = record_json(&DepositRecord {
-            deposit: deposit(),
-            range: (U256::ZERO, U256::from(1u64)),
-            seq: 1,
-            state: DepositState::Waiting,
-            attempts: 0,
-            unresolved: None,
-            in_flight: None,
-            reconcile_rounds: 0,
-            sweep_failed: false,
-            refund: None,
-        });
+        let record =
+            DepositRecord::new(deposit(), (U256::ZERO, U256::from(1u64)), 1, DepositState::Waiting);
+        let json = record_json(&record);
         let renamed = json.replace("\"waiting\"", "\"hibernating\"");
         let why = record_from_json(&renamed).expect_err("refused");
         assert_eq!(why, "unknown deposit state \"hibernating\"");
