@@ -8,13 +8,28 @@ const MAX_QUOTED_CHARS: usize = 80;
 
 /// `text` in quotes, cut to 80 characters with the full length noted.
 pub fn quote(text: &str) -> String {
+    quote_within(text, MAX_QUOTED_CHARS)
+}
+
+/// `text` in quotes, cut to `max` characters with the full length noted.
+fn quote_within(text: &str, max: usize) -> String {
     let count = text.chars().count();
-    if count <= MAX_QUOTED_CHARS {
+    if count <= max {
         format!("{text:?}")
     } else {
-        let head: String = text.chars().take(MAX_QUOTED_CHARS).collect();
+        let head: String = text.chars().take(max).collect();
         format!("{head:?}… ({count} characters)")
     }
+}
+
+/// `text` cut to `max` characters with an ellipsis (no quotes: for text that is already a
+/// value's own rendering, such as a Python `repr` or a service's error code).
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max).collect();
+    format!("{head}…")
 }
 
 /// Longest quoted part a message keeps whole: room for a long file path, which must be shown
@@ -23,14 +38,7 @@ const MAX_QUOTED_SPAN_CHARS: usize = 300;
 
 /// A file path in quotes, whole up to 300 characters.
 pub fn quote_path(path: &std::path::Path) -> String {
-    let text = path.display().to_string();
-    let count = text.chars().count();
-    if count <= MAX_QUOTED_SPAN_CHARS {
-        format!("{text:?}")
-    } else {
-        let head: String = text.chars().take(MAX_QUOTED_SPAN_CHARS).collect();
-        format!("{head:?}… ({count} characters)")
-    }
+    quote_within(&path.display().to_string(), MAX_QUOTED_SPAN_CHARS)
 }
 
 /// Longest message an error carries; past it the message is cut in the middle.

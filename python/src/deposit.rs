@@ -270,12 +270,7 @@ fn config_error(py: Python<'_>, message: String) -> PyErr {
 /// `repr(obj)`, cut to 80 characters.
 fn shown(obj: &Bound<'_, PyAny>) -> String {
     let text = obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".to_owned());
-    if text.chars().count() > 80 {
-        let head: String = text.chars().take(80).collect();
-        format!("{head}…")
-    } else {
-        text
-    }
+    depositkit_core::describe::cut(&text, 80)
 }
 
 // --- option conversion ------------------------------------------------------------------------

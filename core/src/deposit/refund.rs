@@ -221,30 +221,14 @@ impl Inner {
         if state.account.is_none() {
             return Err(not_initialized());
         }
-        let gone = state.gone_reason(deposit_id);
-        let Some(record) = state.deposits.get_mut(deposit_id) else {
-            return Err(match gone {
-                Some(why) => Error::new(ErrorKind::Refund, why),
-                None => Error::new(
-                    ErrorKind::NotFound,
-                    format!("Deposit {} not found", quote(deposit_id)),
-                ),
-            });
-        };
+        // A deposit that left the table says how it ended.
+        if !state.deposits.contains_key(deposit_id)
+            && let Some(why) = state.gone_reason(deposit_id)
+        {
+            return Err(Error::new(ErrorKind::Refund, why));
+        }
         // The same answer `can_refund` gives (`machine::admits`).
-        if let Admission::Refuse(why) = machine::admits(record.state, Command::Refund) {
-            return Err(Error::new(ErrorKind::Refund, why.message(&quote(deposit_id))));
-        }
-        let Some(jobs) = state.jobs.clone().filter(|tx| !tx.is_closed()) else {
-            return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
-        };
-        let Some(record) = state.deposits.get_mut(deposit_id) else {
-            return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
-        };
-        // Admitted: the step queues the refund (an unresolved send is resolved first).
-        if record.advance(Input::Requested(Command::Refund)).is_err() {
-            return Err(Error::new(ErrorKind::Internal, "the refund was admitted, then refused"));
-        }
+        let (record, jobs) = state.admit(deposit_id, Command::Refund)?;
         let last = RefundResult::new(&record.deposit, RefundStatus::Pending, reason);
         record.refund = Some(RefundProgress { attempts: 0, auto: false, last: last.clone() });
         // The executor needs this lock to take the job, so it cannot run before the record

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::describe::{bound_message, quote};
+use crate::describe::{bound_message, cut, quote};
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::{JsonPoster, OnceFailure, Reply, RetryPolicy};
 
@@ -87,15 +87,6 @@ pub struct ServiceError {
 
 /// Longest error code kept from a service (the protocol's codes are short words).
 const MAX_CODE_CHARS: usize = 64;
-
-/// `text` cut to `max` characters with an ellipsis.
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let head: String = text.chars().take(max).collect();
-    format!("{head}…")
-}
 
 impl ServiceError {
     fn from_reply(reply: &Reply) -> ServiceError {

@@ -196,20 +196,16 @@ impl Inner {
                             &destination,
                         ));
                         let auto = self.config.auto_sweep && state.jobs.is_some();
+                        let (lifecycle, effect) = machine::detected(auto);
                         let seq = state.next_seq;
                         state.next_seq += 1;
                         let id = deposit.id.clone();
                         state.deposits.insert(
                             id.clone(),
-                            DepositRecord::new(
-                                deposit,
-                                range,
-                                seq,
-                                machine::detected(auto).0.state,
-                            ),
+                            DepositRecord::new(deposit, range, seq, lifecycle.state),
                         );
                         change.records.extend(state.write_of(&id));
-                        if machine::detected(auto).1 == Some(Effect::QueueSweep)
+                        if effect == Some(Effect::QueueSweep)
                             && let Some(tx) = &state.jobs
                         {
                             // The job waits in the queue until the events below are out:

@@ -110,6 +110,34 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Admits `command` for deposit `deposit_id` (in the table) — the one answer of
+    /// [`machine::admits`] — and takes the admitted step; the record and the queue to send its
+    /// job to.
+    pub fn admit(
+        &mut self,
+        deposit_id: &str,
+        command: Command,
+    ) -> Result<(&mut DepositRecord, mpsc::UnboundedSender<Job>)> {
+        let record = self.deposits.get_mut(deposit_id).ok_or_else(|| {
+            Error::new(ErrorKind::NotFound, format!("Deposit {} not found", quote(deposit_id)))
+        })?;
+        if let Admission::Refuse(why) = machine::admits(record.state, command) {
+            let kind = match command {
+                Command::Sweep => ErrorKind::Sweep,
+                Command::Refund => ErrorKind::Refund,
+            };
+            return Err(Error::new(kind, why.message(&quote(deposit_id))));
+        }
+        let Some(jobs) = self.jobs.clone().filter(|tx| !tx.is_closed()) else {
+            return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
+        };
+        // Admitted: the step queues the job (an unresolved send is resolved first).
+        record.advance(Input::Requested(command)).map_err(|_| {
+            Error::new(ErrorKind::Internal, "the deposit machine admitted, then refused")
+        })?;
+        Ok((record, jobs))
+    }
+
     /// Recounts the deposits whose money moves; the new status if it changed.
     pub fn recount(&mut self) -> Option<ClientStatus> {
         let busy = self.deposits.values().filter(|r| r.state.busy()).count() + self.recovering;
@@ -643,22 +671,9 @@ impl DepositClient {
                     .unwrap_or_else(|| format!("Deposit {} not found", quote(deposit_id)));
                 return Err(Error::new(ErrorKind::NotFound, why));
             }
-            let Some(record) = state.deposits.get_mut(deposit_id) else {
-                return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
-            };
-            if let Admission::Refuse(why) = machine::admits(record.state, Command::Sweep) {
-                return Err(Error::new(ErrorKind::Sweep, why.message(&quote(deposit_id))));
-            }
-            let Some(jobs) = state.jobs.clone().filter(|tx| !tx.is_closed()) else {
-                return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
-            };
-            let Some(record) = state.deposits.get_mut(deposit_id) else {
-                return Err(Error::new(ErrorKind::Internal, "deposit table changed"));
-            };
-            // Admitted: the step queues the sweep (an unresolved send is resolved first).
-            let queued = record.advance(Input::Requested(Command::Sweep));
+            let (_, jobs) = state.admit(deposit_id, Command::Sweep)?;
             let job = Job::Sweep { deposit_id: deposit_id.to_owned(), reply: Some(reply_tx) };
-            if queued.is_err() || jobs.send(job).is_err() {
+            if jobs.send(job).is_err() {
                 return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
             }
             let change = state.recount();
