@@ -412,7 +412,8 @@ mod tests {
 
     #[test]
     fn a_hub_stopped_from_its_own_callback_does_not_wait_and_delivers_the_rest_after() {
-        use crate::deposit::events::{DepositEvent, Dispatcher, EventHub, RecordedEvent};
+        use crate::deposit::events::{DepositEvent, RecordedEvent};
+        use crate::deposit::hub::{Dispatcher, EventHub};
         use crate::deposit::status::ClientStatus;
 
         let (hub, dispatcher) = EventHub::start(16).unwrap();

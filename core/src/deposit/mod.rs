@@ -17,6 +17,7 @@ pub mod config;
 pub mod dispatch;
 pub mod events;
 pub mod history;
+mod hub;
 mod machine;
 pub mod model;
 pub mod notifications;

@@ -1,6 +1,8 @@
 //! The records of the deposit client (spec §2): deposit addresses, detected deposits, sweep
 //! results, and how a deposit's id is derived.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::services::QuoteFees;
@@ -18,6 +20,21 @@ pub struct DepositAddresses {
 
 fn as_decimal<S: Serializer>(value: &U256, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&value.to_string())
+}
+
+/// Where a deposit goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventDestination {
+    /// Receiving address.
+    pub address: String,
+    /// Destination chain.
+    pub chain_id: u64,
+}
+
+/// Now, in unix milliseconds: the clock of the records and events.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// A deposit the watcher found (spec §2 `DetectedDeposit`).

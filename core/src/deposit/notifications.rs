@@ -20,39 +20,12 @@
 //! tested without waiting; the client feeds it every event it emits and runs a timer task for
 //! the expiries.
 
-use serde::{Deserialize, Serialize};
-
 use super::config::NotificationsConfig;
-use super::events::{DepositEvent, DepositLifecycleEvent, DepositPhase};
+use super::events::{DepositEvent, DepositLifecycleEvent};
 use super::model::RefundResult;
 
-/// One deposit's notification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NotificationRecord {
-    /// The deposit's latest lifecycle event (its fields are the record's top-level fields).
-    #[serde(flatten)]
-    pub event: DepositLifecycleEvent,
-    /// When the record was created, unix milliseconds.
-    pub created_at: u64,
-    /// When it last changed, unix milliseconds.
-    pub updated_at: u64,
-    /// depositkit's addition: the deposit's latest refund update, if it is being (or was)
-    /// refunded.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub refund: Option<RefundResult>,
-}
-
-impl NotificationRecord {
-    /// Whether the deposit's story is over (it may be auto-dismissed).
-    pub fn is_terminal(&self) -> bool {
-        let phase_done = matches!(
-            self.event.phase,
-            DepositPhase::Credited | DepositPhase::Failed | DepositPhase::BelowThreshold
-        );
-        phase_done && self.refund.as_ref().is_none_or(|r| r.status.is_terminal())
-    }
-}
+// The record is part of the event model (`events.rs`); the store of records is here.
+pub use super::events::NotificationRecord;
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -201,6 +174,7 @@ impl NotificationStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deposit::events::DepositPhase;
     use crate::deposit::model::{RefundReason, RefundStatus};
     use crate::tokens::TokenType;
 

@@ -4,7 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -14,10 +14,11 @@ use super::config::{
     ResolvedConfig, resolve_destination,
 };
 use super::events::{
-    DepositEvent, DepositLifecycleEvent, DepositPhase, Dispatcher, EventCallback, EventDestination,
-    EventHub, NotificationsCallback, RecordedEvent, RecordedEventCallback, SubscriptionId,
+    DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,
+    NotificationsCallback, RecordedEvent, RecordedEventCallback, SubscriptionId,
 };
 use super::history::{DEFAULT_PAGE_SIZE, HistoryCaches, MAX_PAGE_SIZE, TokenTransactionFilter};
+use super::hub::{Dispatcher, EventHub};
 use super::machine::{self, Admission, Command, Effect, Input};
 use super::model::{
     DepositAddresses, DetectedDeposit, RecoveryResult, RefundEligibility, RefundReason,
@@ -232,9 +233,7 @@ pub(crate) struct Inner {
     closed: AtomicBool,
 }
 
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-}
+pub(crate) use super::model::now_ms;
 
 // The engine's methods of `Inner` live in `engine.rs`.
 

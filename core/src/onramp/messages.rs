@@ -1,29 +1,16 @@
-//! The fiat onramp (spec §1 "Onramp", `docs/funding.md` §5): the widget URL for the host to
-//! open, and the overlay's order messages turned into client events.
-//!
-//! The widget URL carries the partner key, so depositkit never logs it; neither
-//! [`OnrampConfig`]'s nor the client's `Debug` shows it.
+//! What the onramp widget speaks: its network names, the events its overlay posts and the
+//! orders they carry. Data only: the event model (`deposit/events.rs`) carries these.
 
 use std::fmt;
 use std::str::FromStr;
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chains::{Chain, get_chain_name};
-use crate::deposit::config::{
-    BUILTIN_ONRAMP_PARTNER_KEY, DEFAULT_ONRAMP_WIDGET_URL, OnrampConfig, OnrampMode,
-};
-use crate::deposit::status::ClientCall;
-use crate::deposit::{DepositClient, DepositEvent, Destination, EventDestination};
+use crate::deposit::model::EventDestination;
 use crate::describe::{json_kind, quote};
 use crate::error::{Error, Result};
-use crate::tokens::{TokenType, is_onramp_token_supported};
-
-/// RFC 3986's unreserved characters stay as they are; everything else is percent-encoded.
-const QUERY_VALUE: &AsciiSet =
-    &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+use crate::tokens::TokenType;
 
 /// The onramp's name of each chain it serves.
 const NETWORKS: [(u64, &str); 5] =
@@ -198,65 +185,6 @@ impl OnrampOrder {
     }
 }
 
-/// The widget URL for `destination` (`docs/funding.md` §5). `fiat_amount` overrides
-/// `onramp.defaultFiatAmount`.
-///
-/// # Errors
-/// [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) when the onramp does not
-/// serve the destination chain; [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
-/// for a non-positive or non-finite amount.
-pub fn widget_url(
-    config: &OnrampConfig,
-    destination: &Destination,
-    fiat_amount: Option<f64>,
-    partner_order_id: &str,
-) -> Result<String> {
-    let network = network_name(destination.chain_id)
-        .filter(|_| Chain::from_id(destination.chain_id).is_some_and(Chain::is_onramp_chain))
-        .ok_or_else(|| {
-            Error::configuration(format!(
-                "the onramp does not serve {} ({}); it serves Ethereum, BNB Chain, Base, Arbitrum and Solana",
-                get_chain_name(destination.chain_id),
-                destination.chain_id
-            ))
-        })?;
-    if let Some(amount) = fiat_amount
-        && (!amount.is_finite() || amount <= 0.0)
-    {
-        return Err(Error::invalid_argument(format!(
-            "the fiat amount must be a positive number, got {amount}"
-        )));
-    }
-    let token = if is_onramp_token_supported(destination.token, destination.chain_id) {
-        destination.token
-    } else {
-        TokenType::USDC
-    };
-    let base = config.widget_url.as_deref().unwrap_or(DEFAULT_ONRAMP_WIDGET_URL);
-    let key = config.api_key.as_deref().unwrap_or(BUILTIN_ONRAMP_PARTNER_KEY);
-    let mut params: Vec<(&str, String)> = vec![
-        ("partnerKey", key.to_owned()),
-        ("walletAddress", destination.address.clone()),
-        ("network", network.to_owned()),
-        ("cryptoCurrency", token.symbol().to_owned()),
-        ("fiatCurrency", config.fiat_currency.clone()),
-    ];
-    if let Some(amount) = fiat_amount.or(config.default_fiat_amount) {
-        params.push(("fiatAmount", amount.to_string()));
-    }
-    if let Some(method) = &config.payment_mode {
-        params.push(("paymentMethod", method.clone()));
-    }
-    params.push(("mode", config.mode.as_str().to_owned()));
-    params.push(("partnerOrderId", partner_order_id.to_owned()));
-    let query: Vec<String> = params
-        .iter()
-        .map(|(name, value)| format!("{name}={}", utf8_percent_encode(value, QUERY_VALUE)))
-        .collect();
-    let joiner = if base.contains('?') { '&' } else { '?' };
-    Ok(format!("{base}{joiner}{}", query.join("&")))
-}
-
 /// Reads an overlay message: `{"event": "<name>", "data": {…}}` (or that JSON as a string).
 ///
 /// # Errors
@@ -298,134 +226,10 @@ pub fn parse_message(message: &Value) -> Result<(OnrampEventName, Value)> {
     Ok((name, data))
 }
 
-/// A fresh `partnerOrderId`.
-pub(crate) fn new_partner_order_id() -> String {
-    format!("dk_{}", uuid::Uuid::new_v4().simple())
-}
-
-impl DepositClient {
-    fn ensure_onramp(&self, call: ClientCall) -> Result<&OnrampConfig> {
-        self.inner.guard(call)?;
-        let config = &self.inner.config.onramp;
-        if !config.enabled {
-            return Err(Error::configuration("onramp is not enabled"));
-        }
-        Ok(config)
-    }
-
-    /// The onramp widget's URL for the current destination, for the host to open (an overlay
-    /// iframe or a new tab, per `onramp.mode`). `fiat_amount` overrides
-    /// `onramp.defaultFiatAmount`. The URL carries the partner key: do not log it.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) when the onramp is not
-    /// enabled or does not serve the destination chain;
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) for a non-positive or
-    /// non-finite amount.
-    pub fn open_onramp(&self, fiat_amount: Option<f64>) -> Result<String> {
-        let config = self.ensure_onramp(ClientCall::OpenOnramp)?;
-        let destination = self.get_destination()?;
-        widget_url(config, &destination, fiat_amount, &new_partner_order_id())
-    }
-
-    /// Takes in a message the overlay widget posted (`{"event": "<name>", "data": {…}}`, or
-    /// that JSON as a string): emits `onramp:<name>` with the data, and for `order_completed`
-    /// also `onramp:complete` with the [`OnrampOrder`], kept as
-    /// [`last_onramp_order`](DepositClient::last_onramp_order). Returns `true`. In redirect mode
-    /// there is no event channel: returns `false` and emits nothing.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) when the onramp is not
-    /// enabled; [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) for an unknown
-    /// event or a malformed message, naming it.
-    pub fn handle_onramp_message(&self, message: &Value) -> Result<bool> {
-        let config = self.ensure_onramp(ClientCall::HandleOnrampMessage)?;
-        if config.mode == OnrampMode::Redirect {
-            return Ok(false);
-        }
-        let (name, data) = parse_message(message)?;
-        let order = match name {
-            OnrampEventName::OrderCompleted => Some(OnrampOrder::from_widget_order(&data)?),
-            _ => None,
-        };
-        self.inner.hub.emit(DepositEvent::Onramp { name, payload: data });
-        if let Some(order) = order {
-            *self.inner.onramp_order.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(order.clone());
-            self.inner.hub.emit(DepositEvent::OnrampComplete(order));
-        }
-        Ok(true)
-    }
-
-    /// The last completed onramp order this client was told about.
-    ///
-    /// # Errors
-    /// [`ErrorKind::DepositSdk`](crate::ErrorKind::DepositSdk) when the client is closed.
-    pub fn last_onramp_order(&self) -> Result<Option<OnrampOrder>> {
-        self.inner.guard(ClientCall::LastOnrampOrder)?;
-        Ok(self.inner.onramp_order.lock().unwrap_or_else(|e| e.into_inner()).clone())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn destination(chain_id: u64, token: TokenType) -> Destination {
-        Destination {
-            chain_id,
-            address: "0x52908400098527886e0f7030069857d2e4169ee7".into(),
-            token,
-        }
-    }
-
-    #[test]
-    fn url_has_every_parameter_encoded() {
-        let config = OnrampConfig {
-            enabled: true,
-            api_key: Some("pk live&key".into()),
-            payment_mode: Some("apple_pay".into()),
-            ..Default::default()
-        };
-        let url =
-            widget_url(&config, &destination(8453, TokenType::ETH), Some(150.5), "dk_1").unwrap();
-        assert_eq!(
-            url,
-            "https://onramp.depositkit.dev/widget?partnerKey=pk%20live%26key\
-             &walletAddress=0x52908400098527886e0f7030069857d2e4169ee7&network=base\
-             &cryptoCurrency=ETH&fiatCurrency=USD&fiatAmount=150.5&paymentMethod=apple_pay\
-             &mode=overlay&partnerOrderId=dk_1"
-        );
-    }
-
-    #[test]
-    fn defaults_and_fallbacks() {
-        let config = OnrampConfig {
-            enabled: true,
-            mode: OnrampMode::Redirect,
-            default_fiat_amount: Some(50.0),
-            widget_url: Some("http://127.0.0.1:9/onramp/widget?x=1".into()),
-            ..Default::default()
-        };
-        // USDT is not bought on Base: USDC instead.
-        let url = widget_url(&config, &destination(56, TokenType::ETH), None, "id").unwrap();
-        assert!(
-            url.starts_with(
-                "http://127.0.0.1:9/onramp/widget?x=1&partnerKey=pk_depositkit_builtin_onramp&"
-            ),
-            "{url}"
-        );
-        assert!(url.contains("&network=bsc&cryptoCurrency=USDC&"), "{url}");
-        assert!(url.contains("&fiatAmount=50&mode=redirect&"), "{url}");
-        let err = widget_url(&config, &destination(10, TokenType::USDC), None, "id").unwrap_err();
-        assert_eq!(err.kind(), crate::ErrorKind::Configuration);
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            let err =
-                widget_url(&config, &destination(1, TokenType::USDC), Some(bad), "id").unwrap_err();
-            assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{bad}");
-        }
-    }
 
     #[test]
     fn messages_parse() {
