@@ -1,7 +1,8 @@
 //! `depositkit._native`: the pyo3 glue between depositkit-core and the `depositkit` package.
 //!
 //! This module is private. The public API is what `depositkit/__init__.py` re-exports; the
-//! docstrings live in the hand-written `depositkit/_native.pyi`. Each submodule owns one concern:
+//! docstrings live in `depositkit/_native.pyi` (the record classes' entries generated from
+//! [`records`], the rest written by hand). Each submodule owns one concern:
 //!
 //! - [`errors`]: the one conversion from `depositkit_core::Error` to the Python exception classes
 //!   of `depositkit.exceptions`;
@@ -12,17 +13,16 @@
 //!   interpreter, checking for Ctrl-C every 100 ms;
 //! - [`fork`]: the process that created a client or devnet, checked first by each of its
 //!   methods, so that a forked child gets an error instead of a hang;
-//! - [`user_rpc`]: `UserRpcClient`, `User` and `Wallet`, the user-lookup service client;
-//! - [`deposit`]: `DepositClient`, the deposit client of the spec, and [`events`]: its records
-//!   (`DepositAddresses`, `DetectedDeposit`, `SweepResult`, `RefundResult`, `RefundEligibility`,
-//!   `RecoveryResult`, `Notification`, and the history's `UATransaction`, `TransactionsResponse`,
-//!   `TokenTransactionsResponse`) and events, and how Python callbacks are held for its event
-//!   thread;
-//! - [`funding`]: fund-from-wallet's records `FundingBalance` and `FundingTransferResult` and
-//!   the arguments of the client's funding methods; [`providers`]: Python callables serving as
-//!   the client's EVM wallet, Solana wallet and balance provider, called from library threads;
-//! - [`onramp`]: the fiat onramp's `OnrampOrder` and its events `OnrampEvent` and
-//!   `OnrampCompleteEvent`;
+//! - [`user_rpc`]: `UserRpcClient`, the user-lookup service client;
+//! - [`records`]: every record class (`User`, `Wallet`, the deposit client's records and events,
+//!   fund-from-wallet's and the onramp's), each declared once by `py_record!`, which also gives
+//!   its entry in `_native.pyi`;
+//! - [`deposit`]: `DepositClient`, the deposit client of the spec, and [`events`]: how its
+//!   events become Python objects and how Python callbacks are held for its event thread;
+//! - [`funding`]: the arguments of the client's funding methods; [`providers`]: Python callables
+//!   serving as the client's EVM wallet, Solana wallet and balance provider, called from library
+//!   threads;
+//! - [`onramp`]: the arguments of the client's onramp methods;
 //! - [`devnet`]: `Devnet`, the emulator of the remote services, started in process (optionally
 //!   backed by the local chains); only with the opt-in cargo feature `devnet` (production
 //!   wheels leave it out, and `depositkit/__init__.py` then says how to get it).
@@ -41,6 +41,7 @@ mod fork;
 mod funding;
 mod onramp;
 mod providers;
+mod records;
 mod user_rpc;
 mod validation;
 
@@ -62,9 +63,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_close_all, m)?)?;
     validation::register(m)?;
     user_rpc::register(m)?;
-    events::register(m)?;
-    funding::register(m)?;
-    onramp::register(m)?;
+    records::register(m)?;
     deposit::register(m)?;
     #[cfg(feature = "devnet")]
     devnet::register(m)?;

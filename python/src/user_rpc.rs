@@ -1,5 +1,6 @@
-//! The user-lookup client for Python: `depositkit.UserRpcClient`, `depositkit.User` and
-//! `depositkit.Wallet` over `depositkit_core::UserRpcClient`.
+//! The user-lookup client for Python: `depositkit.UserRpcClient` over
+//! `depositkit_core::UserRpcClient`; the records it returns, `User` and `Wallet`, are declared in
+//! [`crate::records::users`].
 //!
 //! Every network call runs on a worker thread while the calling thread waits for its answer with
 //! the GIL released, checking for Ctrl-C every 100 ms ([`wait_for`]): the `KeyboardInterrupt` is
@@ -7,7 +8,6 @@
 //! dropped). Argument checks run in the core, before any request, and every core error becomes a
 //! Python exception through [`to_py_err`].
 
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -16,21 +16,18 @@ use depositkit_core::describe::quote;
 use depositkit_core::users::MAX_TIMEOUT;
 use depositkit_core::{Error, ErrorKind, RetryPolicy, UserRpcClientOptions};
 use pyo3::exceptions::PyTypeError;
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
+use pyo3::types::{PyBool, PyFloat, PyInt};
 
 use crate::blocking::wait_for;
-use crate::conversions::{json_to_py, str_arg, type_name};
+use crate::conversions::{str_arg, type_name};
 use crate::errors::{as_option_error, to_py_err};
 use crate::fork::Origin;
+use crate::records::py_repr;
+use crate::records::users::PyUser;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyUserRpcClient>()?;
-    m.add_class::<PyUser>()?;
-    m.add_class::<PyWallet>()?;
-    Ok(())
+    m.add_class::<PyUserRpcClient>()
 }
 
 /// The message of every call on a closed client.
@@ -143,7 +140,7 @@ impl PyUserRpcClient {
         let uuid = str_arg(uuid, "uuid")?.into_owned();
         let token = str_arg(token, "token")?.into_owned();
         let user = self.run(py, move |client| client.get_user_info(&uuid, &token))?;
-        Ok(PyUser { inner: user })
+        Ok(PyUser::from(user))
     }
 
     fn get_user_info_by_identity(
@@ -155,7 +152,7 @@ impl PyUserRpcClient {
         let provider = str_arg(provider, "provider")?.into_owned();
         let uid = str_arg(uid, "uid")?.into_owned();
         let user = self.run(py, move |client| client.get_user_info_by_identity(&provider, &uid))?;
-        Ok(PyUser { inner: user })
+        Ok(PyUser::from(user))
     }
 
     fn is_project_user(
@@ -212,11 +209,6 @@ impl Drop for PyUserRpcClient {
             std::mem::forget(client);
         }
     }
-}
-
-/// The text of `text` as Python's `repr()` writes it (quotes and escapes included).
-fn py_repr(py: Python<'_>, text: &str) -> PyResult<String> {
-    Ok(PyString::new(py, text).repr()?.to_string())
 }
 
 /// `timeout`: an `int` or `float` number of seconds, above zero and at most the core's
@@ -280,274 +272,4 @@ fn user_agent_arg(obj: &Bound<'_, PyAny>) -> PyResult<String> {
         ));
     }
     Ok(text.into_owned())
-}
-
-// --- records ----------------------------------------------------------------------------------
-
-#[pyclass(module = "depositkit", name = "Wallet", frozen, eq, hash)]
-#[derive(PartialEq, Eq)]
-pub(crate) struct PyWallet {
-    inner: core::Wallet,
-}
-
-impl Hash for PyWallet {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.inner.chain.hash(state);
-        self.inner.public_address.hash(state);
-    }
-}
-
-#[pymethods]
-impl PyWallet {
-    #[getter]
-    fn chain(&self) -> &str {
-        &self.inner.chain
-    }
-
-    #[getter]
-    fn public_address(&self) -> &str {
-        &self.inner.public_address
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        dict.set_item(intern!(py, "chain"), &self.inner.chain)?;
-        dict.set_item(intern!(py, "publicAddress"), &self.inner.public_address)?;
-        Ok(dict)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "<depositkit.Wallet chain={} public_address={}>",
-            py_repr(py, &self.inner.chain)?,
-            py_repr(py, &self.inner.public_address)?
-        ))
-    }
-}
-
-#[pyclass(module = "depositkit", name = "User", frozen, eq, hash)]
-#[derive(PartialEq, Eq)]
-pub(crate) struct PyUser {
-    inner: core::User,
-}
-
-/// Hashes the identifying fields only: equal records have equal hashes, which is all `hash`
-/// promises.
-impl Hash for PyUser {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.inner.uuid.hash(state);
-        self.inner.email.hash(state);
-        self.inner.created_at.hash(state);
-        self.inner.updated_at.hash(state);
-    }
-}
-
-/// `datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)` and `datetime.timedelta`.
-static DATETIME: PyOnceLock<(Py<PyAny>, Py<PyType>)> = PyOnceLock::new();
-
-/// An aware UTC `datetime.datetime` for `field`, whose text `text` parsed to `parsed`
-/// (seconds since the epoch and microseconds).
-fn utc_datetime<'py>(
-    py: Python<'py>,
-    field: &str,
-    text: &str,
-    parsed: Option<(i64, u32)>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let out_of_range = |why: String| {
-        to_py_err(
-            py,
-            Error::new(
-                ErrorKind::Protocol,
-                format!("{field} {} cannot be a datetime.datetime: {why}", quote(text)),
-            ),
-        )
-    };
-    let Some((seconds, micros)) = parsed else {
-        return Err(out_of_range("it is not an ISO 8601 timestamp".to_owned()));
-    };
-    let (epoch, timedelta) = DATETIME.get_or_try_init(py, || -> PyResult<_> {
-        let datetime = py.import(intern!(py, "datetime"))?;
-        let utc = datetime.getattr(intern!(py, "timezone"))?.getattr(intern!(py, "utc"))?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item(intern!(py, "tzinfo"), utc)?;
-        let epoch = datetime.getattr(intern!(py, "datetime"))?.call((1970, 1, 1), Some(&kwargs))?;
-        let timedelta = datetime.getattr(intern!(py, "timedelta"))?.cast_into::<PyType>()?;
-        Ok((epoch.unbind(), timedelta.unbind()))
-    })?;
-    let kwargs = PyDict::new(py);
-    kwargs.set_item(intern!(py, "seconds"), seconds)?;
-    kwargs.set_item(intern!(py, "microseconds"), micros)?;
-    let delta = timedelta.bind(py).call((), Some(&kwargs))?;
-    // Year 0 parses as RFC 3339 but is before datetime.MINYEAR.
-    epoch.bind(py).add(delta).map_err(|e| out_of_range(e.to_string()))
-}
-
-#[pymethods]
-impl PyUser {
-    #[getter]
-    fn uuid(&self) -> &str {
-        &self.inner.uuid
-    }
-
-    #[getter]
-    fn phone(&self) -> Option<&str> {
-        self.inner.phone.as_deref()
-    }
-
-    #[getter]
-    fn email(&self) -> &str {
-        &self.inner.email
-    }
-
-    #[getter]
-    fn name(&self) -> Option<&str> {
-        self.inner.name.as_deref()
-    }
-
-    #[getter]
-    fn avatar(&self) -> Option<&str> {
-        self.inner.avatar.as_deref()
-    }
-
-    #[getter]
-    fn facebook_id(&self) -> Option<&str> {
-        self.inner.facebook_id.as_deref()
-    }
-
-    #[getter]
-    fn facebook_email(&self) -> Option<&str> {
-        self.inner.facebook_email.as_deref()
-    }
-
-    #[getter]
-    fn google_id(&self) -> Option<&str> {
-        self.inner.google_id.as_deref()
-    }
-
-    #[getter]
-    fn google_email(&self) -> Option<&str> {
-        self.inner.google_email.as_deref()
-    }
-
-    #[getter]
-    fn apple_id(&self) -> Option<&str> {
-        self.inner.apple_id.as_deref()
-    }
-
-    #[getter]
-    fn apple_email(&self) -> Option<&str> {
-        self.inner.apple_email.as_deref()
-    }
-
-    #[getter]
-    fn twitter_id(&self) -> Option<&str> {
-        self.inner.twitter_id.as_deref()
-    }
-
-    #[getter]
-    fn twitter_email(&self) -> Option<&str> {
-        self.inner.twitter_email.as_deref()
-    }
-
-    #[getter]
-    fn telegram_id(&self) -> Option<&str> {
-        self.inner.telegram_id.as_deref()
-    }
-
-    #[getter]
-    fn telegram_phone(&self) -> Option<&str> {
-        self.inner.telegram_phone.as_deref()
-    }
-
-    #[getter]
-    fn discord_id(&self) -> Option<&str> {
-        self.inner.discord_id.as_deref()
-    }
-
-    #[getter]
-    fn discord_email(&self) -> Option<&str> {
-        self.inner.discord_email.as_deref()
-    }
-
-    #[getter]
-    fn github_id(&self) -> Option<&str> {
-        self.inner.github_id.as_deref()
-    }
-
-    #[getter]
-    fn github_email(&self) -> Option<&str> {
-        self.inner.github_email.as_deref()
-    }
-
-    #[getter]
-    fn twitch_id(&self) -> Option<&str> {
-        self.inner.twitch_id.as_deref()
-    }
-
-    #[getter]
-    fn twitch_email(&self) -> Option<&str> {
-        self.inner.twitch_email.as_deref()
-    }
-
-    #[getter]
-    fn microsoft_id(&self) -> Option<&str> {
-        self.inner.microsoft_id.as_deref()
-    }
-
-    #[getter]
-    fn microsoft_email(&self) -> Option<&str> {
-        self.inner.microsoft_email.as_deref()
-    }
-
-    #[getter]
-    fn linkedin_id(&self) -> Option<&str> {
-        self.inner.linkedin_id.as_deref()
-    }
-
-    #[getter]
-    fn linkedin_email(&self) -> Option<&str> {
-        self.inner.linkedin_email.as_deref()
-    }
-
-    #[getter]
-    fn created_at(&self) -> &str {
-        &self.inner.created_at
-    }
-
-    #[getter]
-    fn updated_at(&self) -> &str {
-        &self.inner.updated_at
-    }
-
-    #[getter]
-    fn created_at_datetime<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let parsed =
-            self.inner.created_at_time().map(|t| (t.timestamp(), t.timestamp_subsec_micros()));
-        utc_datetime(py, "createdAt", &self.inner.created_at, parsed)
-    }
-
-    #[getter]
-    fn updated_at_datetime<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let parsed =
-            self.inner.updated_at_time().map(|t| (t.timestamp(), t.timestamp_subsec_micros()));
-        utc_datetime(py, "updatedAt", &self.inner.updated_at, parsed)
-    }
-
-    #[getter]
-    fn wallets(&self) -> Vec<PyWallet> {
-        self.inner.wallets.iter().map(|w| PyWallet { inner: w.clone() }).collect()
-    }
-
-    // The record as the service sends it: camelCase keys, nulls included.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(py, &self.inner.to_json())
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "<depositkit.User uuid={} email={}>",
-            py_repr(py, &self.inner.uuid)?,
-            py_repr(py, &self.inner.email)?
-        ))
-    }
 }

@@ -431,29 +431,7 @@ class _UserDict(TypedDict):
     updatedAt: str
     wallets: list[_WalletDict]
 
-@final
-class Wallet:
-    """A wallet of a ``User`` (spec §2). Immutable; equal when chain and address are equal, and
-    hashable. Created by ``UserRpcClient`` only.
-
-    ``repr()`` is ``<depositkit.Wallet chain='evm_chain' public_address='0x…'>``.
-    """
-
-    @property
-    def chain(self) -> str:
-        """The chain family, ``"evm_chain"`` or ``"solana"`` (whatever the service sent)."""
-    @property
-    def public_address(self) -> str:
-        """The wallet's public address, as the service sent it."""
-    def to_dict(self) -> _WalletDict:
-        """The wallet as the service sends it: ``{"chain": ..., "publicAddress": ...}``.
-
-        Returns:
-            A new ``dict`` with the keys ``chain`` and ``publicAddress``.
-        """
-    def __eq__(self, other: object, /) -> bool: ...
-    def __hash__(self) -> int: ...
-
+# BEGIN generated records: users (python/src/records/users.rs; scripts/gen-stubs.sh)
 @final
 class User:
     """A registered user's profile record (spec §2), as ``getUserInfo`` and
@@ -573,6 +551,30 @@ class User:
         """
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
+
+@final
+class Wallet:
+    """A wallet of a ``User`` (spec §2). Immutable; equal when chain and address are equal, and
+    hashable. Created by ``UserRpcClient`` only.
+
+    ``repr()`` is ``<depositkit.Wallet chain='evm_chain' public_address='0x…'>``.
+    """
+
+    @property
+    def chain(self) -> str:
+        """The chain family, ``"evm_chain"`` or ``"solana"`` (whatever the service sent)."""
+    @property
+    def public_address(self) -> str:
+        """The wallet's public address, as the service sent it."""
+    def to_dict(self) -> _WalletDict:
+        """The wallet as the service sends it: ``{"chain": ..., "publicAddress": ...}``.
+
+        Returns:
+            A new ``dict`` with the keys ``chain`` and ``publicAddress``.
+        """
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+# END generated records: users
 
 @final
 class UserRpcClient:
@@ -778,6 +780,7 @@ class _FeesDict(TypedDict):
     total_usd: float
     """Their sum."""
 
+# BEGIN generated records: deposits (python/src/records/deposits.rs; scripts/gen-stubs.sh)
 @final
 class DepositAddresses:
     """The deposit addresses of a client's account (spec §2): one EVM address (every EVM chain)
@@ -804,8 +807,7 @@ class DepositAddresses:
 @final
 class DetectedDeposit:
     """A deposit the watcher found that is not delivered yet (spec §2 ``DetectedDeposit``), as
-    ``DepositClient.pending_deposits()`` lists it. Immutable; equal when every field is equal.
-    """
+    ``DepositClient.pending_deposits()`` lists it. Immutable; equal when every field is equal."""
 
     @property
     def id(self) -> str:
@@ -875,8 +877,8 @@ class DeliveredAmount:
         """The executed quote."""
     def to_dict(self) -> dict[str, Any]:
         """``chainId``, ``token``, ``address``, ``rawAmount`` (an ``int``), ``amount``,
-        ``decimals``, ``valueUSD``, ``fees`` (``gasUSD``, ``lpUSD``, ``serviceUSD``, ``totalUSD``)
-        and ``quoteId``.
+        ``decimals``, ``valueUSD``, ``fees`` (``gasUSD``, ``lpUSD``, ``serviceUSD``,
+        ``totalUSD``) and ``quoteId``.
 
         Returns:
             A new ``dict``.
@@ -889,10 +891,10 @@ class SweepResult:
     and ``DepositClient.sweep_result()`` return it. Immutable.
 
     ``status`` is ``"success"`` (delivered: ``transaction_id``, ``explorer_url`` and
-    ``delivered`` are set), ``"failed"`` (nothing moved; ``error`` says why and the deposit stays
-    pending for another ``sweep()``), or ``"pending"`` (the outcome of the send is unknown;
-    ``error`` says so; a later ``sweep()`` of the deposit resolves it with the same quote, never a
-    new one).
+    ``delivered`` are set), ``"failed"`` (nothing moved; ``error`` says why and the deposit
+    stays pending for another ``sweep()``), or ``"pending"`` (the outcome of the send is
+    unknown; ``error`` says so; a later ``sweep()`` of the deposit resolves it with the same
+    quote, never a new one).
     """
 
     @property
@@ -915,13 +917,14 @@ class SweepResult:
         """What was delivered (on success), else ``None``."""
     def to_dict(self) -> dict[str, Any]:
         """The spec's record: ``depositId``, ``transactionId`` and ``explorerUrl`` (``""`` when
-        there is none), ``status``, ``error`` (only when set) and ``delivered`` (only on success;
-        see ``DeliveredAmount.to_dict``).
+        there is none), ``status``, ``error`` (only when set) and ``delivered`` (only on
+        success; see ``DeliveredAmount.to_dict``).
 
         Returns:
             A new ``dict``.
         """
     def __eq__(self, other: object, /) -> bool: ...
+# END generated records: deposits
 
 # --- refunds, recovery, notifications ------------------------------------------------------------
 
@@ -980,6 +983,7 @@ class _NotificationsConfigDict(TypedDict):
     class_name: Optional[str]
     """Extra classes for the host's container."""
 
+# BEGIN generated records: refunds (python/src/records/refunds.rs; scripts/gen-stubs.sh)
 @final
 class RefundResult:
     """A refund of one deposit (spec §2 ``RefundResult``), as ``DepositClient.refund()`` and
@@ -1044,10 +1048,10 @@ class RefundResult:
         """The refund quote last sent (depositkit's addition). A ``pending`` refund with an
         unknown outcome is resolved with this same quote, never a new one."""
     def to_dict(self) -> dict[str, Any]:
-        """The spec's record, camelCase: ``depositId``, ``token``, ``sourceChainId``,
-        ``amount``, ``amountUSD``, ``status``, ``reason``, ``attempts``, and when set ``txHash``,
-        ``error``, ``refundedTo``, ``refundedToSender``, ``deliveredAmount``, ``explorerUrl``,
-        ``quoteId``. JSON-ready.
+        """The spec's record, camelCase: ``depositId``, ``token``, ``sourceChainId``, ``amount``,
+        ``amountUSD``, ``status``, ``reason``, ``attempts``, and when set ``txHash``, ``error``,
+        ``refundedTo``, ``refundedToSender``, ``deliveredAmount``, ``explorerUrl``, ``quoteId``.
+        JSON-ready.
 
         Returns:
             A new ``dict``.
@@ -1069,8 +1073,8 @@ class RefundEligibility:
     @property
     def reason(self) -> Optional[_RefundReasonName]:
         """When eligible: the reason a refund would carry (``sweep_failed`` after a failed sweep,
-        else ``user_requested``). When not: ``address_type_mismatch`` or ``below_minimum`` if one
-        of them is why, else ``None`` (``message`` says why: being swept, credited, already
+        else ``user_requested``). When not: ``address_type_mismatch`` or ``below_minimum`` if
+        one of them is why, else ``None`` (``message`` says why: being swept, credited, already
         refunded, unknown sweep outcome, not found)."""
     @property
     def message(self) -> str:
@@ -1096,10 +1100,10 @@ class RecoveryResult:
     ``DepositClient.recover_funds()`` returns it and ``RecoveryEvent.result`` reports it.
     Immutable.
 
-    ``status`` is ``"success"`` (swept to the destination: ``tx_hash`` and ``delivered`` are set),
-    ``"failed"`` (``error`` says why; the money stays in the account) or ``"skipped"`` (dust worth
-    $0.10 or less — ``error`` starts ``"Dust"`` —, or worth less than the fees — ``"Below
-    minimum"``).
+    ``status`` is ``"success"`` (swept to the destination: ``tx_hash`` and ``delivered`` are
+    set), ``"failed"`` (``error`` says why; the money stays in the account) or ``"skipped"``
+    (dust worth $0.10 or less — ``error`` starts ``"Dust"`` —, or worth less than the fees —
+    ``"Below minimum"``).
 
     ``repr()`` is ``<depositkit.RecoveryResult 4 USDC on chain 8453 status='success'>``.
     """
@@ -1153,8 +1157,8 @@ class Notification:
     ``max`` records are kept (a new deposit beyond that drops the oldest record); a *terminal*
     record (``credited``, ``failed`` or ``below_threshold``, with no refund pending or
     processing) is dismissed ``duration_ms`` after its last update (``0``: never);
-    ``dismiss_notification(id)`` removes one at once, and a later event of that deposit creates a
-    new record.
+    ``dismiss_notification(id)`` removes one at once, and a later event of that deposit creates
+    a new record.
 
     ``repr()`` is ``<depositkit.Notification failed id='dep_…' 5 USDC on chain 8453
     refund='success'>``.
@@ -1218,6 +1222,7 @@ class Notification:
             A new ``dict``.
         """
     def __eq__(self, other: object, /) -> bool: ...
+# END generated records: refunds
 
 # --- transaction history -------------------------------------------------------------------------
 
@@ -1255,15 +1260,16 @@ class _UADetailDict(TypedDict):
 
     red_packet_count: int
 
+# BEGIN generated records: history (python/src/records/history.rs; scripts/gen-stubs.sh)
 @final
 class UATransaction:
-    """One transaction of the account (spec §2 ``UATransaction``): an incoming deposit
-    (``tag`` ``"receive"``), a sweep (``"sweep"``) or a refund (``"refund"``). Immutable; equal
-    when every field is equal.
+    """One transaction of the account (spec §2 ``UATransaction``): an incoming deposit (``tag``
+    ``"receive"``), a sweep (``"sweep"``) or a refund (``"refund"``). Immutable; equal when
+    every field is equal.
 
     A large record: its scalar fields are attributes, its nested objects (``target_token``,
-    ``change``, ``detail``) are snake_case ``dict`` objects built on each access, and ``to_dict()``
-    gives the whole spec record in camelCase.
+    ``change``, ``detail``) are snake_case ``dict`` objects built on each access, and
+    ``to_dict()`` gives the whole spec record in camelCase.
 
     ``repr()`` is ``<depositkit.UATransaction 'sweep' '0x…' 2.5 USDC on chain 8453 status=1>``.
     """
@@ -1364,7 +1370,9 @@ class TokenTransactionsResponse:
         """
     def __len__(self) -> int: ...
     def __eq__(self, other: object, /) -> bool: ...
+# END generated records: history
 
+# BEGIN generated records: events (python/src/records/events.rs; scripts/gen-stubs.sh)
 @final
 class DepositLifecycleEvent:
     """A deposit entering a phase (spec §2 ``DepositLifecycleEvent``; the ``deposit:lifecycle``
@@ -1374,7 +1382,8 @@ class DepositLifecycleEvent:
     ``credited`` or ``failed``; a deposit worth less than the minimum is reported
     ``below_threshold`` instead and never swept.
 
-    ``repr()`` is ``<depositkit.DepositLifecycleEvent credited id='dep_…' 0.01 ETH on chain 8453>``.
+    ``repr()`` is
+    ``<depositkit.DepositLifecycleEvent credited id='dep_…' 0.01 ETH on chain 8453>``.
     """
 
     @property
@@ -1515,6 +1524,7 @@ class RecoveryEvent:
             A new ``dict``.
         """
     def __eq__(self, other: object, /) -> bool: ...
+# END generated records: events
 
 # --- fund from wallet and the onramp ------------------------------------------------------------
 
@@ -1564,6 +1574,7 @@ _EvmProviderCallable = Callable[[str, Any], Any]
 """An EIP-1193-style wallet: ``provider(method, params) -> result`` (``params`` is the JSON-RPC
 params list, or for Phantom-style methods an object)."""
 
+# BEGIN generated records: funding (python/src/records/funding.rs; scripts/gen-stubs.sh)
 @final
 class FundingBalance:
     """One balance of a funding wallet (spec §2 ``FundingBalance``), offered by
@@ -1571,7 +1582,8 @@ class FundingBalance:
     constructor (``FundingBalance()`` raises ``TypeError``), and only the client that issued it
     accepts it back in ``fund_from_wallet``.
 
-    ``repr()`` is ``<depositkit.FundingBalance 25 USDC on chain 8453 wallet='0x…' source='rpc'>``.
+    ``repr()`` is
+    ``<depositkit.FundingBalance 25 USDC on chain 8453 wallet='0x…' source='rpc'>``.
     """
 
     @property
@@ -1656,7 +1668,19 @@ class FundingTransferResult:
             A new ``dict``.
         """
     def __eq__(self, other: object, /) -> bool: ...
+# END generated records: funding
 
+_OnrampEventName = Literal[
+    "widget_opened",
+    "order_created",
+    "order_processing",
+    "order_completed",
+    "order_failed",
+    "widget_closed",
+]
+"""The events the onramp overlay posts (``docs/funding.md`` §5)."""
+
+# BEGIN generated records: onramp (python/src/records/onramp.rs; scripts/gen-stubs.sh)
 @final
 class OnrampOrder:
     """A completed fiat-onramp order (spec §2 ``OnrampOrder``): what ``onramp:complete``
@@ -1702,16 +1726,6 @@ class OnrampOrder:
             A new ``dict``.
         """
     def __eq__(self, other: object, /) -> bool: ...
-
-_OnrampEventName = Literal[
-    "widget_opened",
-    "order_created",
-    "order_processing",
-    "order_completed",
-    "order_failed",
-    "widget_closed",
-]
-"""The events the onramp overlay posts (``docs/funding.md`` §5)."""
 
 @final
 class OnrampEvent:
@@ -1762,6 +1776,7 @@ class OnrampCompleteEvent:
             A new ``dict``.
         """
     def __eq__(self, other: object, /) -> bool: ...
+# END generated records: onramp
 
 _DepositEvent = Union[
     DepositLifecycleEvent,
