@@ -6,8 +6,13 @@
 #    symbol of the devnet crate or of the crates only it brings in (axum, hyper, matchit, ...),
 #    and the .so must export exactly the functions include/depositkit.h declares without
 #    DEPOSITKIT_DEVNET: nothing of the rest of the API is lost.
-# 2. the Python wheel: `maturin build --release` (no `--features devnet`) into a temporary
-#    directory. Its extension (depositkit/_native.abi3.so) may hold no such symbol either; the
+#    The library's SONAME must be the versioned libdepositkit.so.0.MINOR (ffi/build.rs).
+# 2. the Python wheel: `maturin build --release --zig --compatibility manylinux2014` (no
+#    `--features devnet`) into a temporary directory. It must be the one abi3 wheel for CPython
+#    3.9+ and carry the manylinux2014 (manylinux_2_17) tag: its name and its WHEEL tags say
+#    cp39-abi3-manylinux2014 / manylinux_2_17, `auditwheel show` (an audit independent of
+#    maturin's) finds it consistent with manylinux_2_17, the extension is _native.abi3.so and
+#    METADATA requires Python >= 3.9. Its extension may hold no devnet symbol either; the
 #    wheel is installed into a fresh venv, where `import depositkit` must work, `Devnet` must be
 #    absent (not in `__all__`, `hasattr` false), `depositkit.Devnet` must raise AttributeError
 #    saying how to get it and `from depositkit import Devnet` must raise ImportError.
@@ -19,12 +24,15 @@
 #   scripts/check-production.sh --debug   the same without --release (what scripts/test.sh
 #                                         runs): the features decide what is linked in, and
 #                                         debug builds reuse the dependencies the tests built
-#                                         (about 1 minute), where the release builds compile
-#                                         every dependency again on a fresh machine (about 8.5
-#                                         minutes on 2 cores; 3.5 once target/release is warm)
+#                                         (the C library's in target/debug, the zig-linked
+#                                         wheel's in target/x86_64-unknown-linux-gnu/debug,
+#                                         from scripts/python-env.sh; about 1 minute), where
+#                                         the release builds compile every dependency again on
+#                                         a fresh machine, once for each of the two
 #
-# Needs the project's .venv (scripts/python-env.sh: maturin, and the positive control), a C
-# compiler (CC, default gcc: to read the header's declarations), nm and unzip.
+# Needs the project's .venv (scripts/python-env.sh: maturin, ziglang, auditwheel, and the
+# positive control), a C compiler (CC, default gcc: to read the header's declarations), nm,
+# readelf and unzip.
 #
 # Environment: CARGO_TARGET_DIR, PYTHON (default .venv/bin/python), CC.
 # Exits non-zero when anything fails.
@@ -40,17 +48,19 @@ profile=release
 case "${1:-}" in
   "") ;;
   --debug) release=() profile=debug ;;
-  -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
   *) echo "usage: $0 [--debug]" >&2; exit 2 ;;
 esac
-for tool in nm unzip; do
+for tool in nm readelf unzip; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "check-production: $tool not found" >&2
     exit 1
   fi
 done
-if [[ ! -x $python || ! -x $maturin ]]; then
-  echo "check-production: $python or $maturin not found: run scripts/python-env.sh" >&2
+auditwheel="$(dirname "$python")/auditwheel"
+if [[ ! -x $python || ! -x $maturin || ! -x $auditwheel ]]; then
+  echo "check-production: $python, $maturin or $auditwheel not found: run" \
+    "scripts/python-env.sh" >&2
   exit 1
 fi
 
@@ -95,6 +105,13 @@ for lib in libdepositkit.so libdepositkit.a; do
     echo "check-production: $lib ($profile): no devnet symbol"
   fi
 done
+soname="$(readelf -d "$target_dir/$profile/libdepositkit.so" |
+  sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')"
+if [[ $soname =~ ^libdepositkit\.so\.[0-9]+(\.[0-9]+)?$ ]]; then
+  echo "check-production: libdepositkit.so ($profile): SONAME $soname"
+else
+  fail "libdepositkit.so ($profile) has no versioned SONAME (\"$soname\"): see ffi/build.rs"
+fi
 # The functions the header declares for a build without the devnet, and those the library
 # exports: the same names.
 "$CC" -E -P -I "$root/include" -x c "$root/include/depositkit.h" |
@@ -111,9 +128,11 @@ else
 fi
 
 # --- the wheel ----------------------------------------------------------------------------------
-echo "check-production: maturin build ${release[*]} (in python/)"
+echo "check-production: maturin build ${release[*]} --zig --compatibility manylinux2014 (in python/)"
 start=$SECONDS
-(cd "$root/python" && "$maturin" build "${release[@]}" --interpreter "$python" --out "$tmp/wheels")
+# maturin runs zig as `python3 -m ziglang`: the venv's python3 first on PATH.
+(cd "$root/python" && PATH="$(dirname "$python"):$PATH" "$maturin" build "${release[@]}" \
+  --zig --compatibility manylinux2014 --interpreter "$python" --out "$tmp/wheels")
 echo "check-production: built in $((SECONDS - start)) s"
 wheels=("$tmp"/wheels/depositkit-*.whl)
 if [[ ${#wheels[@]} -ne 1 || ! -f ${wheels[0]} ]]; then
@@ -123,6 +142,32 @@ fi
 wheel="${wheels[0]}"
 mkdir "$tmp/unpacked"
 unzip -q "$wheel" -d "$tmp/unpacked"
+
+# --- its tags: abi3 for CPython 3.9+, manylinux2014 -------------------------------------------
+arch="$(uname -m)"
+wheel_name="$(basename "$wheel")"
+if [[ $wheel_name != depositkit-*-cp39-abi3-manylinux2014_$arch.manylinux_2_17_$arch.whl ]]; then
+  fail "$wheel_name is not tagged cp39-abi3-manylinux2014_$arch.manylinux_2_17_$arch"
+fi
+wheel_tags="$(sed -n 's/^Tag: //p' "$tmp"/unpacked/depositkit-*.dist-info/WHEEL | sort | tr '\n' ' ')"
+if [[ $wheel_tags != "cp39-abi3-manylinux2014_$arch cp39-abi3-manylinux_2_17_$arch " ]]; then
+  fail "$wheel_name's WHEEL file has the tags \"$wheel_tags\", not cp39-abi3-manylinux2014_$arch" \
+    "and cp39-abi3-manylinux_2_17_$arch"
+fi
+if ! grep -qx 'Requires-Python: >=3.9' "$tmp"/unpacked/depositkit-*.dist-info/METADATA; then
+  fail "$wheel_name's METADATA does not say Requires-Python: >=3.9"
+fi
+if [[ ! -f $tmp/unpacked/depositkit/_native.abi3.so ]]; then
+  fail "$wheel_name has no depositkit/_native.abi3.so (the abi3 extension)"
+fi
+if ! "$auditwheel" show "$wheel" >"$tmp/auditwheel.txt" 2>&1 ||
+  ! tr -s ' \n' ' ' <"$tmp/auditwheel.txt" |
+    grep -q "consistent with the following platform tag: \"manylinux_2_17_$arch\""; then
+  fail "auditwheel does not find $wheel_name consistent with manylinux_2_17_$arch:"$'\n'"$(cat "$tmp/auditwheel.txt")"
+else
+  echo "check-production: $wheel_name: abi3 (CPython >= 3.9), and auditwheel finds it" \
+    "consistent with manylinux_2_17_$arch (manylinux2014)"
+fi
 extensions=("$tmp"/unpacked/depositkit/_native*.so)
 if [[ ${#extensions[@]} -ne 1 || ! -f ${extensions[0]} ]]; then
   fail "$(basename "$wheel") has no depositkit/_native*.so"

@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# Creates (or refreshes) the project-local Python environment and builds depositkit into it,
-# with the opt-in cargo feature `devnet` (depositkit.Devnet: the tests and the demo need it;
-# production wheels, `maturin build --release`, have none: scripts/check-production.sh).
+# Creates (or refreshes) the project-local Python environment, builds depositkit as a wheel with
+# the opt-in cargo feature `devnet` (depositkit.Devnet: the tests and the demo need it; production
+# wheels, `maturin build --release`, have none: scripts/check-production.sh) and installs that
+# wheel into .venv, the way a user installs depositkit: the tests run against the installed
+# package in .venv's site-packages, never against python/py_src (tests/python/conftest.py checks).
 #
 #   scripts/python-env.sh            # debug build of depositkit._native (tests, development)
 #   scripts/python-env.sh --release  # optimized build (benches/compare_python.py, compare_user_rpc.py)
 #
+# The wheel is abi3 (CPython 3.9+) and manylinux2014 (glibc 2.17+): `maturin build --zig
+# --compatibility manylinux2014` links it with zig (PyPI's ziglang) against glibc 2.17's symbol
+# versions, and maturin refuses to tag it so if it needed anything newer. Built with the host's
+# own linker it would need glibc 2.34 (manylinux_2_34: pthread_*, dl* moved into libc there).
+# It is written to target/wheels-devnet/ (CARGO_TARGET_DIR), apart from target/wheels/ where
+# `maturin build` puts production wheels of the same name.
+#
+# After editing python/py_src, run this again: the package in .venv is a copy, not a link.
 # Idempotent: the venv at <repo>/.venv is created only when missing; pip and maturin skip what is
-# already up to date. A fresh machine needs nothing but python3 (with venv) and cargo: everything
-# else is installed here.
+# already up to date (the wheel is always reinstalled). A fresh machine needs nothing but python3
+# (with venv) and cargo: everything else is installed here.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +41,8 @@ fi
 # local Solana chain of tests/chains/svm_rpc.py).
 "$VENV/bin/pip" install -q \
     'maturin>=1.9,<2' \
+    'ziglang>=0.17.1,<0.18' \
+    'auditwheel>=6.4,<7' \
     'pytest>=8,<10' \
     'mypy>=1.13,<2' \
     'eth-utils>=5,<6' \
@@ -40,5 +52,17 @@ fi
     'httpx>=0.27,<1' \
     'solders>=0.29,<0.30'
 
+wheels="${CARGO_TARGET_DIR:-$ROOT/target}/wheels-devnet"
+mkdir -p "$wheels"
+rm -f "$wheels"/depositkit-*.whl
 cd "$ROOT/python"
-VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop --features devnet "${profile[@]}"
+# maturin runs zig as `python3 -m ziglang`: the venv's python3 first on PATH.
+PATH="$VENV/bin:$PATH" maturin build --features devnet "${profile[@]}" \
+    --zig --compatibility manylinux2014 --interpreter "$VENV/bin/python" --out "$wheels"
+built=("$wheels"/depositkit-*.whl)
+if [ "${#built[@]}" -ne 1 ] || [ ! -f "${built[0]}" ]; then
+    echo "python-env: expected one wheel in $wheels, found: ${built[*]}" >&2
+    exit 1
+fi
+"$VENV/bin/pip" install -q --force-reinstall --no-deps "${built[0]}"
+echo "python-env: installed $(basename "${built[0]}") into $VENV"

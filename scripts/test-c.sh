@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Builds the C library (debug, with the opt-in cargo feature `devnet`: the tests start devnets
-# through the C API; production libraries have none, see scripts/check-production.sh), checks
-# that include/depositkit.h is up to date, then compiles every tests/c/*.c against the header
-# with -std=c11 -Wall -Wextra -Wpedantic -Werror and runs it twice: linked against
-# libdepositkit.so (rpath) and statically against libdepositkit.a (with the native libraries
+# through the C API; production libraries have none, see scripts/check-production.sh) and
+# installs it into a temporary prefix with scripts/install-c.sh (the header, libdepositkit.so.
+# VERSION with its SONAME links, libdepositkit.a, depositkit.pc), checks that
+# include/depositkit.h is up to date, then compiles every tests/c/*.c against the installed
+# header with -std=c11 -Wall -Wextra -Wpedantic -Werror and runs it twice: linked against the
+# installed libdepositkit.so (rpath; the program must record the SONAME, libdepositkit.so.0.MINOR)
+# and statically against libdepositkit.a (with the .pc's Libs.private, the native libraries
 # rustc prints for it).
-# Also compiles the header as C++ (cpp_compat) when a C++ compiler is present.
+# The header is compiled as C++ (C++11, 17 and 20, with and without DEPOSITKIT_DEVNET), and the
+# two examples are built against the installed files only, with warnings as errors, and run:
+# examples/c-make (a copy of it: make, and make static, through pkg-config) and examples/c-cmake
+# (pkg_check_modules(... IMPORTED_TARGET), a C and a C++ program).
+# cmake, pkg-config, make, g++ and valgrind are installed with apt-get when missing (as root on
+# Debian; otherwise the script says what to install).
 #
 # The user-lookup test (test_user_rpc.c) needs a server: the script builds depositkit-devnet,
 # runs `depositkit-devnet serve --demo` on a free loopback port with a temporary database, and
@@ -33,29 +41,28 @@
 # creates once per process (its tokio runtime, thread locals) must not grow with the cycles.
 # Every run of test_handles shares one devnet database ($DEPOSITKIT_HANDLE_DEVNET_DB), so that
 # the JWT signing key is generated once, by a plain run, never under valgrind. valgrind is
-# required: without it the script fails.
+# required (installed when missing, as above).
 #
 #   scripts/test-c.sh              build, check the header, run the C tests, and test_handles
 #                                  under valgrind
 #   scripts/test-c.sh --valgrind   ... and run every other test binary under valgrind as well
 #   scripts/test-c.sh --sanitize   ... and run each test built with ASan + UBSan as well
 #
-# Environment: CC (default gcc), CXX (default g++), CARGO_TARGET_DIR, PYTHON (default
-# .venv/bin/python, made by scripts/python-env.sh), CHAINS_ARGS (default --no-solana),
-# VALGRIND (default valgrind), HANDLE_CYCLES (default 5).
+# Environment: CC (default gcc), CXX (default g++), CMAKE (default cmake), CARGO_TARGET_DIR,
+# PYTHON (default .venv/bin/python, made by scripts/python-env.sh), CHAINS_ARGS (default
+# --no-solana), VALGRIND (default valgrind), HANDLE_CYCLES (default 5).
 # Exits non-zero when anything fails.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
-lib_dir="$target_dir/debug"
 build="$root/tests/c/build"
 CC="${CC:-gcc}"
 CXX="${CXX:-g++}"
-# The native libraries the static library needs are what rustc prints for it
-# (--print native-static-libs), read from the build below into STATIC_LIBS.
+CMAKE="${CMAKE:-cmake}"
+# The native libraries the static library needs: the Libs.private of the installed
+# depositkit.pc (what rustc prints for it, --print native-static-libs), read below.
 STATIC_LIBS=()
-CFLAGS=(-std=c11 -Wall -Wextra -Wpedantic -Werror -g -I "$root/include")
 
 valgrind=0
 sanitize=0
@@ -63,16 +70,39 @@ for arg in "$@"; do
   case "$arg" in
     --valgrind) valgrind=1 ;;
     --sanitize) sanitize=1 ;;
-    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,53p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--valgrind] [--sanitize]" >&2; exit 2 ;;
   esac
 done
 
 VALGRIND="${VALGRIND:-valgrind}"
-if ! command -v "$VALGRIND" >/dev/null 2>&1; then
-  echo "test-c: $VALGRIND not found: test_handles always runs under valgrind; install it" \
-    "(apt-get install valgrind) or set VALGRIND" >&2
-  exit 1
+
+# --- the Debian packages the script needs -------------------------------------------------------
+# command -> package, for each tool that is missing and has its default name (a CC, CXX, CMAKE
+# or VALGRIND set to something else must exist).
+missing=()
+for pair in "$CC:gcc:gcc" "$CXX:g++:g++" "$CMAKE:cmake:cmake" "pkg-config:pkg-config:pkg-config" \
+  "make:make:make" "readelf:readelf:binutils" "$VALGRIND:valgrind:valgrind"; do
+  IFS=: read -r tool default package <<<"$pair"
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    if [[ $tool != "$default" ]]; then
+      echo "test-c: $tool not found" >&2
+      exit 1
+    fi
+    missing+=("$package")
+  fi
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "test-c: apt-get install ${missing[*]}"
+    # A fresh machine may have no package lists yet; a failed update still leaves the old ones.
+    apt-get update -qq || echo "test-c: apt-get update failed; trying the install anyway" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}" >/dev/null
+  else
+    echo "test-c: missing ${missing[*]}: install them (apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
 fi
 HANDLE_CYCLES="${HANDLE_CYCLES:-5}"
 if ! [[ $HANDLE_CYCLES =~ ^[0-9]+$ ]] || [[ $HANDLE_CYCLES -lt 2 ]]; then
@@ -82,28 +112,6 @@ fi
 
 cd "$root"
 mkdir -p "$build"
-# `cargo rustc` so that rustc prints the static library's native libraries (cargo replays the
-# note when the library is up to date). --color never: the note is parsed.
-echo "test-c: cargo rustc -p depositkit-ffi --features devnet --lib -- --print native-static-libs"
-if ! cargo rustc --color never -p depositkit-ffi --features devnet --lib -- \
-  --print native-static-libs 2>"$build/cargo-rustc.log"; then
-  cat "$build/cargo-rustc.log" >&2
-  exit 1
-fi
-read -r -a STATIC_LIBS <<<"$(sed -n 's/^note: native-static-libs: //p' "$build/cargo-rustc.log")"
-if [[ ${#STATIC_LIBS[@]} -eq 0 ]]; then
-  cat "$build/cargo-rustc.log" >&2
-  echo "test-c: rustc printed no native-static-libs for libdepositkit.a" >&2
-  exit 1
-fi
-echo "test-c: libdepositkit.a links with ${STATIC_LIBS[*]}"
-echo "test-c: cargo build -p depositkit-devnet"
-cargo build -p depositkit-devnet
-scripts/gen-header.sh --check
-
-failures=0
-
-# --- the devnet server -------------------------------------------------------------------------
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/depositkit-test-c.XXXXXX")"
 devnet_pid=""
 chains_pid=""
@@ -131,6 +139,29 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# --- build and install into a temporary prefix --------------------------------------------------
+# install-c.sh builds with `cargo rustc ... -- --print native-static-libs` and writes rustc's list
+# into the .pc's Libs.private.
+prefix="$tmp/prefix"
+scripts/install-c.sh --debug --features devnet "$prefix"
+lib_dir="$prefix/lib"
+pc="$lib_dir/pkgconfig/depositkit.pc"
+read -r -a STATIC_LIBS <<<"$(sed -n 's/^Libs.private: //p' "$pc")"
+if [[ ${#STATIC_LIBS[@]} -eq 0 ]]; then
+  echo "test-c: $pc has no Libs.private" >&2
+  exit 1
+fi
+soname="$(readelf -d "$lib_dir/libdepositkit.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')"
+echo "test-c: installed libdepositkit.so (SONAME $soname); libdepositkit.a links with" \
+  "${STATIC_LIBS[*]}"
+CFLAGS=(-std=c11 -Wall -Wextra -Wpedantic -Werror -g -I "$prefix/include")
+echo "test-c: cargo build -p depositkit-devnet"
+cargo build -p depositkit-devnet
+scripts/gen-header.sh --check
+
+failures=0
+
+# --- the devnet server -------------------------------------------------------------------------
 echo "test-c: start depositkit-devnet serve --demo"
 "$target_dir/debug/depositkit-devnet" serve --db "$tmp/devnet.sqlite" --listen 127.0.0.1:0 \
   --demo --enable-fault-injection >"$tmp/devnet.out" 2>"$tmp/devnet.err" &
@@ -230,14 +261,53 @@ run() { # label, command...
   fi
 }
 
-if command -v "$CXX" >/dev/null 2>&1; then
-  echo "test-c: compile include/depositkit.h as C++"
-  echo '#include "depositkit.h"' |
-    "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I "$root/include" -fsyntax-only -x c++ -
-  # ... and with the devnet functions declared.
-  printf '#define DEPOSITKIT_DEVNET 1\n#include "depositkit.h"\n' |
-    "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -I "$root/include" -fsyntax-only -x c++ -
+# Whether the program $1 loads libdepositkit by its SONAME (not by the development name).
+loads_soname() {
+  local needed
+  needed="$(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(libdepositkit[^]]*\)\]$/\1/p')"
+  if [[ $needed != "$soname" ]]; then
+    echo "test-c: $1 needs \"$needed\", not the SONAME $soname" >&2
+    return 1
+  fi
+}
+
+# --- the header as C++ ------------------------------------------------------------------------
+for std in c++11 c++17 c++20; do
+  echo "test-c: compile depositkit.h as $std (with and without DEPOSITKIT_DEVNET)"
+  echo '#include <depositkit.h>' |
+    "$CXX" -std="$std" -Wall -Wextra -Wpedantic -Werror -I "$prefix/include" -fsyntax-only \
+      -x c++ -
+  printf '#define DEPOSITKIT_DEVNET 1\n#include <depositkit.h>\n' |
+    "$CXX" -std="$std" -Wall -Wextra -Wpedantic -Werror -I "$prefix/include" -fsyntax-only \
+      -x c++ -
+done
+
+# --- the examples, against the installed files only ---------------------------------------------
+# examples/c-make: a copy, so that nothing is built in the work tree; pkg-config finds the
+# prefix through PKG_CONFIG_PATH, and the Makefile's own flags get -Werror added.
+echo "test-c: examples/c-make: make, make static (PKG_CONFIG_PATH=$lib_dir/pkgconfig)"
+cp -R "$root/examples/c-make" "$tmp/c-make"
+make -s -C "$tmp/c-make" CC="$CC" PKG_CONFIG_PATH="$lib_dir/pkgconfig" \
+  CFLAGS="-O2 -g -std=c11 -Wall -Wextra -Wpedantic -Werror" all static
+loads_soname "$tmp/c-make/units"
+if readelf -d "$tmp/c-make/units-static" | grep -q 'NEEDED.*libdepositkit'; then
+  echo "test-c: units-static loads libdepositkit at run time" >&2
+  exit 1
 fi
+run "examples/c-make units (shared)" "$tmp/c-make/units" 25 USDC 8453
+run "examples/c-make units-static" "$tmp/c-make/units-static"
+# examples/c-cmake: found through CMAKE_PREFIX_PATH (pkg_check_modules searches its lib/pkgconfig).
+echo "test-c: examples/c-cmake: cmake (CMAKE_PREFIX_PATH=$prefix), cmake --build"
+"$CMAKE" -S "$root/examples/c-cmake" -B "$tmp/c-cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_FLAGS="-Werror" -DCMAKE_CXX_FLAGS="-Werror" >"$tmp/c-cmake.log" ||
+  { cat "$tmp/c-cmake.log" >&2; exit 1; }
+grep 'depositkit' "$tmp/c-cmake.log" || true
+"$CMAKE" --build "$tmp/c-cmake" -- -s
+loads_soname "$tmp/c-cmake/validate"
+loads_soname "$tmp/c-cmake/validate_cpp"
+run "examples/c-cmake validate" "$tmp/c-cmake/validate"
+run "examples/c-cmake validate_cpp" "$tmp/c-cmake/validate_cpp"
 
 shopt -s nullglob
 sources=("$root"/tests/c/*.c)
@@ -253,6 +323,7 @@ for src in "${sources[@]}"; do
     -L "$lib_dir" -ldepositkit -Wl,-rpath,"$lib_dir"
   "$CC" "${CFLAGS[@]}" "$src" -o "$build/$name-static" \
     "$lib_dir/libdepositkit.a" "${STATIC_LIBS[@]}"
+  loads_soname "$build/$name-shared"
 
   run "$name (libdepositkit.so)" "$build/$name-shared"
   run "$name (libdepositkit.a)" "$build/$name-static"

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test of depositkit: Rust (unit, property, integration, ABI), the header drift check,
-# the C programs (shared and static), the benches in test mode, the check that production
-# builds carry no devnet, stubtest and mypy --strict, the pytest suite, and every fuzz target
-# briefly.
-# Installs what it needs by itself (the project-local .venv with maturin, pytest and solders;
-# anvil and solc-js from npm into .chains/).
+# the C programs (shared and static, against the library installed into a temporary prefix by
+# scripts/install-c.sh) and the C/CMake examples, the benches in test mode, the check that
+# production builds carry no devnet (and that the production wheel is abi3 + manylinux2014),
+# stubtest and mypy --strict, the pytest suite (against the wheel installed into .venv), and
+# every fuzz target briefly.
+# Installs what it needs by itself (the project-local .venv with maturin, ziglang, pytest and
+# solders, and the depositkit wheel built with the devnet; anvil and solc-js from npm into
+# .chains/; cmake and pkg-config with apt-get when missing, as root).
 # Exits non-zero when any step fails; each runner prints its own summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +39,7 @@ pytest_step() {
 }
 
 step fmt cargo fmt --all --check
+# Builds the devnet wheel (abi3, manylinux2014) and installs it into .venv: what pytest tests.
 step python-env scripts/python-env.sh
 # The local chains (anvil from npm, solc-js) the funding tests of every language run on.
 step chains-install scripts/chains-install.sh

@@ -28,6 +28,30 @@ from typing import Any, Iterator, Optional, Union
 
 import pytest
 
+
+def _require_installed_wheel() -> None:
+    """The suite tests depositkit as installed from its wheel (scripts/python-env.sh builds the
+    wheel and installs it into .venv's site-packages), never the sources in python/py_src: an
+    editable install or a sys.path entry pointing there would hide a file the wheel lacks."""
+    import sysconfig
+
+    import depositkit
+
+    package = pathlib.Path(depositkit.__file__).resolve().parent
+    sources = pathlib.Path(__file__).resolve().parents[2] / "python"
+    site_packages = {
+        pathlib.Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")
+    }
+    if package.parent not in site_packages or sources in package.parents:
+        pytest.exit(
+            f"depositkit was imported from {package}, not from the installed wheel in "
+            f"{' or '.join(sorted(map(str, site_packages)))}: run scripts/python-env.sh",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
+
+
+_require_installed_wheel()
+
 B58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
