@@ -351,61 +351,11 @@ fn configuration(message: String) -> FfiError {
 }
 
 /// Reads a destination (`{"chainId": 42161, "address": "0x...", "token": "USDT"}`; `address`
-/// and `token` optional, `token` in any letter case).
+/// and `token` optional, `token` in any letter case) with the core's one destination reader.
 fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
     let value: Value = serde_json::from_str(json)
         .map_err(|e| configuration(format!("destination_json is not valid JSON: {e}")))?;
-    let Value::Object(fields) = value else {
-        return Err(configuration(format!(
-            "destination_json must be a JSON object {{\"chainId\": ..., \"address\": ..., \
-             \"token\": ...}}, got {}",
-            depositkit_core::describe::json_kind(&value)
-        )));
-    };
-    if let Some(unknown) =
-        fields.keys().find(|k| !matches!(k.as_str(), "chainId" | "address" | "token"))
-    {
-        return Err(configuration(format!(
-            "destination has an unknown field {}: expected chainId, address and token",
-            quote(unknown)
-        )));
-    }
-    let chain_id = match fields.get("chainId") {
-        None | Some(Value::Null) => {
-            return Err(configuration("destination.chainId is required".to_owned()));
-        }
-        Some(v) => v.as_u64().ok_or_else(|| {
-            configuration(format!(
-                "destination.chainId must be a chain id (an unsigned integer), got {v}"
-            ))
-        })?,
-    };
-    let address = match fields.get("address") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(v) => {
-            return Err(configuration(format!(
-                "destination.address must be a string, got {}",
-                depositkit_core::describe::json_kind(v)
-            )));
-        }
-    };
-    let token = match fields.get("token") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.parse::<TokenType>().map_err(|_| {
-            configuration(format!(
-                "destination.token must be one of ETH, USDC, USDT, BTC, SOL, BNB, got {}",
-                quote(s)
-            ))
-        })?),
-        Some(v) => {
-            return Err(configuration(format!(
-                "destination.token must be a string, got {}",
-                depositkit_core::describe::json_kind(v)
-            )));
-        }
-    };
-    Ok(DestinationConfig { chain_id, address, token })
+    DestinationConfig::from_json_value(value).map_err(|e| configuration(e.message))
 }
 
 /// Creates a deposit client from its configuration, a JSON object with the spec's camelCase
@@ -417,53 +367,89 @@ fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   Solana 101 (X Layer is a deposit source only); `address` defaults to the owner (so a
 ///   Solana destination needs one); `token` (any letter case) defaults to USDC and must be
 ///   deliverable on the chain (`depositkit_is_supported_destination_token`);
-/// - `intermediaryAddress`: when given, initialization checks it is the signer's wallet;
-/// - `uaProjectId`: own project id for account operations (a 1% fee applies);
-/// - `minValueUSD` (default 0.5): smaller deposits reach the phase `below_threshold`;
-/// - `supportedTokens` (symbols) and `supportedChains` (chain ids): what the watcher reports
-///   (default: all);
-/// - `pollingIntervalMs` (default 3000, at least 2000) and `autoSweep` (default true);
-/// - `sweepRetryDelayMs` (default 5000): the wait between the 3 attempts of a failed sweep;
-/// - `reconcileIntervalMs` (default 10000): the first wait before a sweep or refund whose send
-///   outcome is unknown is resolved again automatically (the same quote; doubling per round up
-///   to 10 minutes); `processingTimeoutMs` (default 300000): the watchdog, the longest one
-///   sweep, refund or recovery attempt may run (lower both in tests);
-/// - `refund`: `{"enabled": false, "delayMs": 5000, "maxAttempts": 2, "refundToSender": true}`
-///   (every field optional): with `enabled`, a deposit whose sweep failed for good is refunded
-///   automatically after `delayMs`, up to `maxAttempts` attempts `delayMs` apart, to its
-///   original sender when `refundToSender` and the sender is known, else to the owner (see
-///   `depositkit_deposit_client_refund`; manual refunds are always available);
-/// - `notifications`: `true` for the defaults, or `{"position": "top-right", "theme": "dark",
-///   "durationMs": 6000, "max": 5, "className": null}` (every field optional; `false` or absent:
-///   off): the client keeps notification records (`depositkit_deposit_client_notifications`);
-/// - `servicesUrl`: the base URL of the services (`{servicesUrl}/jwt`, `/signer`, `/ua`, e.g.
-///   `depositkit_devnet_services_url`), or each one as `jwtServiceUrl`, `signerUrl`,
-///   `accountServiceUrl` (one of the two ways is required);
-/// - `requestTimeoutMs` (default 10000), `httpRetries` (3), `httpInitialBackoffMs` (100): each
-///   HTTP request; `callTimeoutMs` (default 60000): the deadline of one blocking call;
-/// - `eventQueueCapacity` (default 1024): the pull queue of `depositkit_deposit_client_next_event`
-///   (and, without `storePath`, how many events `depositkit_deposit_client_events_since` can
-///   replay);
-/// - `storePath`: a SQLite file (created if missing) keeping the client's state across restarts:
-///   deposit records with their phase history, sweep and refund attempts, the event log, the
-///   watcher's snapshot and the notification records. A client started again on it, even after
-///   its process was killed mid-sweep, resumes every deposit where it was, resolves a send that
-///   may have happened with that same quote (never a second one), and continues the event ids.
-///   One process at a time (of processes starting on it at once exactly one wins; the others
-///   get `DEPOSITKIT_STATUS_CONFIGURATION` after waiting up to 2 s; openings are serialised
-///   through `<storePath>-lock`); one live client per owner (several owners may share a file).
-///   A file this version cannot read is `DEPOSITKIT_STATUS_CONFIGURATION` naming the path.
-///   Without it, state lives in memory;
-/// - `funding`: `{"enabled": true, "balanceProvider": "rpc", "evmRpcUrls": {"8453":
-///   "http://..."}, "solanaRpcUrl": ..., "apiKey": ..., "proxyUrl": ..., "balanceApiUrl": ...,
-///   "minValueUSD": ...}` (every field optional; default off): funding deposits from the user's
-///   own wallet (`depositkit_deposit_client_set_evm_wallet_url`,
-///   `depositkit_deposit_client_wallet_balances`, `depositkit_deposit_client_fund_from_wallet`);
-/// - `onramp`: `{"enabled": true, "apiKey": ..., "mode": "overlay", "fiatCurrency": "USD",
-///   "defaultFiatAmount": ..., "paymentMode": ..., "widgetUrl": ...}` (every field optional;
-///   default off): the fiat onramp (`depositkit_deposit_client_open_onramp`);
-/// - `minPollingIntervalMs` (default 2000): **a knob for tests and devnet only**, it may only
-///   lower the smallest `pollingIntervalMs` accepted, so that tests poll every few milliseconds.
+/// - then any of these options (`docs/options.md`, generated from the one option table, has
+///   them in every language; `null` keeps the default):
+///
+/// <!-- BEGIN generated options (core/tests/option_table.rs) -->
+/// - `intermediaryAddress` (string, default unset): The intermediary wallet, when the host knows
+///   it: `initialize()` checks it equals the signer's wallet.
+/// - `uaProjectId` (string, default unset): The host's own project id for unified-account
+///   operations (spec §5.2; a 1% service fee applies to sweeps, spec §5.3).
+/// - `minValueUSD` (number, default 0.5): Minimum USD value of a deposit; smaller deposits reach
+///   `below_threshold` (applied with 2% tolerance; 0 disables the check). Deposits worth $0.10 or
+///   less are dust and ignored. Default 0.5 (spec `DEFAULT_MIN_VALUE_USD`).
+/// - `supportedTokens` (array of token symbols, default `["ETH","USDC","USDT","BTC","SOL","BNB"]`): The
+///   tokens the watcher reports, as symbols in any letter case. Default all six.
+/// - `supportedChains` (array of chain ids, default all 17): The chain ids the watcher reports.
+///   Default all 17.
+/// - `pollingIntervalMs` (integer, default 3000): The watcher's polling interval in milliseconds:
+///   at least `minPollingIntervalMs` (2000 in production), at most a day. Default 3000.
+/// - `autoSweep` (boolean, default true): Sweep each detected deposit automatically; without it,
+///   call `sweep(id)`. Default true.
+/// - `refund` (object, default see below): Auto-refund (spec §2 `RefundConfig`), every key
+///   optional: `enabled` (default false: refund deposits whose sweep failed for good
+///   automatically), `delayMs` (default 5000: the wait before the first attempt and between
+///   attempts), `maxAttempts` (default 2, 1 to 100), `refundToSender` (default true: to the
+///   original sender when known, else the owner). Manual refunds work either way.
+/// - `notifications` (boolean or object, default false): Notification records (spec §2
+///   `DepositNotificationsProps`): true for the defaults, or an object, every key optional:
+///   `durationMs` (default 6000; auto-dismiss delay of terminal records, 0 never), `max` (default
+///   5; records kept), and `position`, `theme`, `className`, which are only kept for a host UI. The
+///   spec's `renderItem` has no headless meaning and is refused as an unknown key. Default off.
+/// - `funding` (object, default see below): Fund from wallet (spec §2 `FundingConfig`;
+///   `docs/funding.md` §3–4), every key optional: `enabled` (default false: every funding call
+///   is refused), `apiKey` (of the balance API, sent from this process: development use),
+///   `balanceApiUrl` (that API's base URL), `proxyUrl` (the host's reverse proxy to it, which adds
+///   the key), `balanceProvider` (`"rpc"`: read balances from the chains' nodes), `evmRpcUrls`
+///   (chain id → node URL), `solanaRpcUrl`, `minValueUSD` (smallest balance offered; default the
+///   client's).
+/// - `onramp` (object, default see below): The fiat onramp (spec §2 `OnrampConfig`;
+///   `docs/funding.md` §5), every key optional: `enabled` (default false), `apiKey` (the partner
+///   key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency` (default
+///   `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
+/// - `servicesUrl` (string, default unset): Base URL of the three services (`{servicesUrl}/jwt`,
+///   `/signer`, `/ua`), e.g. a devnet's. Either it or each of `jwtServiceUrl`, `signerUrl` and
+///   `accountServiceUrl` is required.
+/// - `jwtServiceUrl` (string, default unset): The JWT service; overrides `servicesUrl`.
+/// - `signerUrl` (string, default unset): The auth-core signer; overrides `servicesUrl`.
+/// - `accountServiceUrl` (string, default unset): The universal-account service; overrides
+///   `servicesUrl`.
+/// - `sweepRetryDelayMs` (integer, default 5000): Milliseconds between the 3 attempts of a failed
+///   sweep (at most a day). Default 5000 (lower it in tests).
+/// - `reconcileIntervalMs` (integer, default 10000): First wait in milliseconds before a sweep or
+///   refund whose send outcome is unknown (a timeout, 5xx or 429 on the send) is resolved again
+///   automatically, with the same quote, never a new one; doubles per round up to ten minutes.
+///   Default 10000 (lower it in tests).
+/// - `processingTimeoutMs` (integer, default 300000): The watchdog: the longest one sweep, refund
+///   or recovery attempt may run, in milliseconds; then it is ended as a failed attempt (nothing
+///   sent yet) or as an unknown outcome to resolve (a send was under way). Default 300000 (lower it
+///   in tests).
+/// - `minPollingIntervalMs` (integer, default 2000): **A test and devnet knob** (1 to 2000): lowers
+///   the smallest `pollingIntervalMs` accepted, so that tests never wait seconds between polls.
+///   Default 2000.
+/// - `requestTimeoutMs` (integer, default 10000): Deadline of one HTTP attempt in milliseconds
+///   (more than 0, at most a day). Default 10000.
+/// - `httpRetries` (integer, default 3): Retries of one HTTP request answered 429 or 5xx, refused
+///   or timed out (0 to 20). Default 3.
+/// - `httpInitialBackoffMs` (integer, default 100): First backoff between HTTP retries in
+///   milliseconds (doubling, full jitter). Default 100.
+/// - `callTimeoutMs` (integer, default 60000): Deadline of one blocking call (`initialize`,
+///   `poll_now`, `sweep`, `refund`, `can_refund`, `stuck_funds`, `recover_funds`, the history
+///   calls) in milliseconds. Default 60000.
+/// - `eventQueueCapacity` (integer, default 1024): Size of the pull queue of events (at least 1);
+///   when full the oldest event is dropped. Without `storePath` also how many events `events_since`
+///   can replay. Default 1024.
+/// - `storePath` (string, default unset): A SQLite file (created if missing) that keeps the
+///   client's state across restarts: deposit records with their phase history, sweep and refund
+///   attempts, the event log, the watcher's snapshot and the notification records. A client started
+///   again on it (even after its process was killed mid-sweep) resumes every deposit where it was,
+///   resolves a send that may have happened with the same quote (never a second one), and continues
+///   the event ids. One process at a time: of processes starting on one file at once exactly one
+///   wins, the others wait up to 2 s and are refused ("… is in use by another process"); openings
+///   are serialised through `<storePath>-lock` beside it. One live client per owner (several owners
+///   may share a file). A file this version cannot read is refused naming the path. Unset (the
+///   default): state lives in memory and a new client starts over.
+/// <!-- END generated options -->
 ///
 /// Nothing is sent: the configuration is checked, the store (`storePath`) opened and the client's
 /// delivery lane set up; the first network call is `depositkit_deposit_client_initialize`.
@@ -1396,10 +1382,10 @@ mod tests {
         assert_eq!(d, DestinationConfig::chain(8453));
         let cases = [
             ("{", "destination_json is not valid JSON"),
-            ("[1]", "must be a JSON object"),
-            (r#"{"chainId": 1, "chain": 2}"#, "unknown field \"chain\""),
+            ("[1]", "destination must be an object"),
+            (r#"{"chainId": 1, "chain": 2}"#, "unknown key \"chain\""),
             (r#"{"address": "0xab"}"#, "destination.chainId is required"),
-            (r#"{"chainId": -1}"#, "destination.chainId must be a chain id"),
+            (r#"{"chainId": -1}"#, "Invalid destination chain ID: -1."),
             (
                 r#"{"chainId": 1, "address": 5}"#,
                 "destination.address must be a string, got a number",

@@ -979,7 +979,7 @@ fn destinations_change_at_run_time_and_bad_ones_are_refused() {
         ),
         (format!(r#"{{"chainId": 101, "address": "{owner}"}}"#), "Invalid Solana address format"),
         ("{\"chainId\": 1,".to_owned(), "destination_json is not valid JSON"),
-        (r#"{"chain": 1}"#.to_owned(), "unknown field \"chain\""),
+        (r#"{"chain": 1}"#.to_owned(), "unknown key \"chain\""),
     ];
     for (json, want) in refused {
         let (status, message) = client.set_destination(&json).unwrap_err();

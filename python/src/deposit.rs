@@ -33,19 +33,15 @@ use std::time::Duration;
 
 use depositkit_core as core;
 use depositkit_core::deposit::{
-    DepositClient, DepositClientConfig, DestinationConfig, FundingConfig, NotificationRecord,
-    NotificationsConfig, OnrampConfig, RecordedEvent, RefundConfig, RefundReason, SubscriptionId,
+    DepositClient, NotificationRecord, RecordedEvent, RefundReason, SubscriptionId,
     TokenTransactionFilter,
 };
-use depositkit_core::describe::quote;
 use depositkit_core::funding::EvmProvider;
-use depositkit_core::{Error, ErrorKind, TokenType};
+use depositkit_core::{Error, ErrorKind};
 use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt};
 use pyo3::{PyTraverseError, PyVisit, intern};
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
 
 use crate::blocking::{wait_for_raw, wait_sliced};
 use crate::conversions::{chain_id_arg, given, json_to_py, str_arg, text_opt, type_name};
@@ -63,6 +59,7 @@ use crate::funding::{
     evm_provider_arg, raw_amount_arg,
 };
 use crate::onramp::{PyOnrampOrder, fiat_amount_arg, message_arg};
+use crate::options::{build_config, client_err, destination_arg, shown};
 use crate::providers::{FailureLog, ProviderRole, ProviderSlot, Providers};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -119,168 +116,13 @@ fn remember(client: &Arc<Shared>) {
     live.push(Arc::downgrade(client));
 }
 
-// --- errors -----------------------------------------------------------------------------------
-
-/// The spec's camelCase option names that core messages may contain; [`pythonize`] writes them
-/// in snake_case, the names of the Python keywords and dict keys.
-const OPTION_NAMES: &[&str] = &[
-    "ownerAddress",
-    "intermediaryAddress",
-    "uaProjectId",
-    "minValueUSD",
-    "supportedTokens",
-    "supportedChains",
-    "pollingIntervalMs",
-    "minPollingIntervalMs",
-    "autoSweep",
-    "sweepRetryDelayMs",
-    "reconcileIntervalMs",
-    "processingTimeoutMs",
-    "servicesUrl",
-    "jwtServiceUrl",
-    "signerUrl",
-    "accountServiceUrl",
-    "requestTimeoutMs",
-    "httpRetries",
-    "httpInitialBackoffMs",
-    "callTimeoutMs",
-    "eventQueueCapacity",
-    "storePath",
-    "onDepositEvent",
-    "chainId",
-    "delayMs",
-    "maxAttempts",
-    "refundToSender",
-    "durationMs",
-    "className",
-    "apiKey",
-    "proxyUrl",
-    "evmRpcUrls",
-    "solanaRpcUrl",
-    "fiatCurrency",
-    "defaultFiatAmount",
-    "paymentMode",
-    "widgetUrl",
-    "balanceProvider",
-    "balanceApiUrl",
-];
-
-/// `minValueUSD` → `min_value_usd`, `chainId` → `chain_id`.
-fn snake_case(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    let mut previous: Option<char> = None;
-    for c in name.chars() {
-        if c.is_ascii_uppercase()
-            && previous.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
-        {
-            out.push('_');
-        }
-        out.push(c.to_ascii_lowercase());
-        previous = Some(c);
-    }
-    out
+/// Recorded events as the `(event_id, event)` pairs `events_since` and `deposit_history` return.
+fn recorded_to_py(py: Python<'_>, events: &[RecordedEvent]) -> PyResult<Vec<(u64, Py<PyAny>)>> {
+    events.iter().map(|r| Ok((r.id, event_to_py(py, &r.event)?))).collect()
 }
 
-/// `delay_ms` → `delayMs`, `min_value_usd` → `minValueUSD` (the spec's one acronym); a name
-/// without `_` is kept.
-fn camel_case(name: &str) -> String {
-    if name == "min_value_usd" {
-        return "minValueUSD".to_owned();
-    }
-    let mut out = String::with_capacity(name.len());
-    let mut upper = false;
-    for c in name.chars() {
-        if c == '_' && !out.is_empty() {
-            upper = true;
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// A core configuration message with its option names in Python's spelling: every name of
-/// [`OPTION_NAMES`] outside quoted values (`"…"`), and every camelCase word inside backticks
-/// (serde's "unknown field `delayMs`"). Quoted values — what the host passed — are kept as they
-/// are.
-fn pythonize(message: &str) -> String {
-    let mut out = String::with_capacity(message.len() + 8);
-    let mut word = String::new();
-    let mut in_quote = false;
-    let mut escaped = false;
-    let mut in_backticks = false;
-    let flush = |word: &mut String, out: &mut String, in_backticks: bool| {
-        if word.is_empty() {
-            return;
-        }
-        let camel = word.chars().any(|c| c.is_ascii_uppercase())
-            && word.chars().next().is_some_and(|c| c.is_ascii_lowercase());
-        if OPTION_NAMES.contains(&word.as_str()) || (in_backticks && camel) {
-            out.push_str(&snake_case(word));
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
-    };
-    for c in message.chars() {
-        if in_quote {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_quote = false;
-            }
-            continue;
-        }
-        if c.is_ascii_alphanumeric() || c == '_' {
-            word.push(c);
-            continue;
-        }
-        flush(&mut word, &mut out, in_backticks);
-        match c {
-            '"' => in_quote = true,
-            '`' => in_backticks = !in_backticks,
-            _ => {}
-        }
-        out.push(c);
-    }
-    flush(&mut word, &mut out, in_backticks);
-    out
-}
-
-/// The exception of a core error raised by the client: configuration messages name the options
-/// as Python spells them.
-fn client_err(py: Python<'_>, err: Error) -> PyErr {
-    if err.kind() == ErrorKind::Configuration {
-        to_py_err(py, Error::configuration(pythonize(err.message())))
-    } else {
-        to_py_err(py, err)
-    }
-}
-
-fn config_error(py: Python<'_>, message: String) -> PyErr {
-    to_py_err(py, Error::configuration(message))
-}
-
-/// `repr(obj)`, cut to 80 characters.
-fn shown(obj: &Bound<'_, PyAny>) -> String {
-    let text = obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".to_owned());
-    depositkit_core::describe::cut(&text, 80)
-}
-
-// --- option conversion ------------------------------------------------------------------------
-
-/// An `int` (not `bool`) option that fits `T`, else `ConfigurationError` naming it.
-fn int_opt<'py, T>(
-    obj: Option<&Bound<'py, PyAny>>,
-    name: &str,
-    expected: &str,
-) -> PyResult<Option<T>>
+/// A count or position argument: `None`, or a non-negative `int` (not `bool`) that fits `T`.
+fn count_arg<'py, T>(obj: Option<&Bound<'py, PyAny>>, name: &str) -> PyResult<Option<T>>
 where
     T: for<'a> FromPyObject<'a, 'py>,
 {
@@ -289,393 +131,14 @@ where
         return Err(PyTypeError::new_err(format!("{name} must be an int, not {}", type_name(obj))));
     }
     obj.extract::<T>().map(Some).map_err(|_| {
-        config_error(obj.py(), format!("{name} must be {expected}, got {}", shown(obj)))
-    })
-}
-
-/// A number option: `int`, `float` or `decimal.Decimal` (not `bool`).
-fn number_opt(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<f64>> {
-    let Some(obj) = given(obj) else { return Ok(None) };
-    let py = obj.py();
-    let is_decimal = py
-        .import(intern!(py, "decimal"))?
-        .getattr(intern!(py, "Decimal"))
-        .and_then(|decimal| obj.is_instance(&decimal))?;
-    if obj.is_instance_of::<PyBool>()
-        || !(obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() || is_decimal)
-    {
-        return Err(PyTypeError::new_err(format!(
-            "{name} must be a number, not {}",
-            type_name(obj)
-        )));
-    }
-    let value = if obj.is_instance_of::<PyFloat>() {
-        obj.extract::<f64>()
-    } else {
-        obj.call_method0(intern!(py, "__float__"))?.extract::<f64>()
-    };
-    value.map(Some).map_err(|_| {
-        config_error(py, format!("{name} must be a finite number, got {}", shown(obj)))
-    })
-}
-
-fn bool_opt(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<bool>> {
-    let Some(obj) = given(obj) else { return Ok(None) };
-    if !obj.is_instance_of::<PyBool>() {
-        return Err(PyTypeError::new_err(format!("{name} must be a bool, not {}", type_name(obj))));
-    }
-    Ok(Some(obj.extract::<bool>()?))
-}
-
-/// The items of an iterable option (a `str` is refused: it is an iterable of characters).
-fn items<'py>(obj: &Bound<'py, PyAny>, name: &str, what: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyMapping>() {
-        return Err(PyTypeError::new_err(format!(
-            "{name} must be an iterable of {what}, not {}",
-            type_name(obj)
-        )));
-    }
-    let iter = obj.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{name} must be an iterable of {what}, not {}",
-            type_name(obj)
-        ))
-    })?;
-    iter.collect()
-}
-
-const TOKEN_LIST: &str = "ETH, USDC, USDT, BTC, SOL, BNB";
-
-/// A token (a `TokenType` or its symbol in any case) of the option `name`.
-fn token_of(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<TokenType> {
-    if !obj.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(format!(
-            "{name} must be a TokenType or str, not {}",
-            type_name(obj)
-        )));
-    }
-    let text = str_arg(obj, name)?;
-    text.parse::<TokenType>().map_err(|_| {
-        config_error(obj.py(), format!("{name} must be one of {TOKEN_LIST}, got {}", quote(&text)))
-    })
-}
-
-fn tokens_opt(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<TokenType>>> {
-    let Some(obj) = given(obj) else { return Ok(None) };
-    items(obj, "supported_tokens", "tokens")?
-        .iter()
-        .map(|item| token_of(item, "supported_tokens"))
-        .collect::<PyResult<Vec<_>>>()
-        .map(Some)
-}
-
-fn chains_opt(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u64>>> {
-    let Some(obj) = given(obj) else { return Ok(None) };
-    let mut chains = Vec::new();
-    for item in items(obj, "supported_chains", "chain ids")? {
-        if item.is_instance_of::<PyBool>() || !item.is_instance_of::<PyInt>() {
-            return Err(PyTypeError::new_err(format!(
-                "supported_chains must contain chain ids (int), not {}",
-                type_name(&item)
-            )));
-        }
-        let id = item.extract::<u64>().map_err(|_| {
-            config_error(
-                obj.py(),
-                format!(
-                    "supported_chains contains an unknown chain ID: {}. Use chains from the CHAIN constant.",
-                    shown(&item)
-                ),
-            )
-        })?;
-        chains.push(id);
-    }
-    Ok(Some(chains))
-}
-
-/// `destination` (also `set_destination`'s argument): a mapping with `chain_id` (or `chainId`),
-/// `address` and `token`; an object with those attributes (`depositkit.DestinationConfig`); or a
-/// bare chain id (USDC to the owner address on that chain).
-fn destination_arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<DestinationConfig> {
-    let py = obj.py();
-    let (chain_id, address, token) = if obj.is_instance_of::<PyInt>()
-        && !obj.is_instance_of::<PyBool>()
-    {
-        (Some(obj.clone()), None, None)
-    } else if let Ok(mapping) = obj.cast::<PyMapping>() {
-        let mut chain_id = None;
-        let mut address = None;
-        let mut token = None;
-        for item in mapping.items()?.iter() {
-            let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
-            let key_text = str_arg(&key, "a destination key")?.into_owned();
-            let slot = match key_text.as_str() {
-                "chain_id" | "chainId" => &mut chain_id,
-                "address" => &mut address,
-                "token" => &mut token,
-                _ => {
-                    return Err(config_error(
-                        py,
-                        format!(
-                            "destination has an unknown key {}: expected chain_id, address and token",
-                            quote(&key_text)
-                        ),
-                    ));
-                }
-            };
-            if slot.is_some() {
-                return Err(config_error(
-                    py,
-                    "destination gives both chain_id and chainId".to_owned(),
-                ));
-            }
-            *slot = Some(value);
-        }
-        (chain_id, address, token)
-    } else if obj.hasattr(intern!(py, "chain_id"))? {
-        let attr = |name: &str| -> PyResult<Option<Bound<'py, PyAny>>> {
-            if obj.hasattr(name)? { Ok(Some(obj.getattr(name)?)) } else { Ok(None) }
-        };
-        (attr("chain_id")?, attr("address")?, attr("token")?)
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "destination must be a dict with chain_id, address and token, a DestinationConfig or a chain id, not {}",
-            type_name(obj)
-        )));
-    };
-    let Some(chain_id) = chain_id.filter(|c| !c.is_none()) else {
-        return Err(config_error(py, "destination.chain_id is required".to_owned()));
-    };
-    if chain_id.is_instance_of::<PyBool>() || !chain_id.is_instance_of::<PyInt>() {
-        return Err(PyTypeError::new_err(format!(
-            "destination.chain_id must be an int, not {}",
-            type_name(&chain_id)
-        )));
-    }
-    let chain_id = chain_id.extract::<u64>().map_err(|_| {
-        config_error(
-            py,
-            format!(
-                "Invalid destination chain ID: {}. Use a chain from the CHAIN constant.",
-                shown(&chain_id)
-            ),
+        to_py_err(
+            obj.py(),
+            Error::invalid_argument(format!(
+                "{name} must be a non-negative integer, got {}",
+                shown(obj)
+            )),
         )
-    })?;
-    let address = text_opt(address.as_ref(), "destination.address")?;
-    let token = given(token.as_ref()).map(|t| token_of(t, "destination.token")).transpose()?;
-    Ok(DestinationConfig { chain_id, address, token })
-}
-
-/// A Python value as JSON, for the nested option dicts. Dict keys may be `str` or `int` (the
-/// chain ids of `funding.evm_rpc_urls`).
-fn to_json(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
-    if obj.is_none() {
-        Ok(Value::Null)
-    } else if obj.is_instance_of::<PyBool>() {
-        Ok(Value::Bool(obj.extract()?))
-    } else if obj.is_instance_of::<PyInt>() {
-        if let Ok(n) = obj.extract::<u64>() {
-            Ok(Value::from(n))
-        } else if let Ok(n) = obj.extract::<i64>() {
-            Ok(Value::from(n))
-        } else {
-            Err(config_error(obj.py(), format!("{name} is out of range: {}", shown(obj))))
-        }
-    } else if obj.is_instance_of::<PyFloat>() {
-        let n: f64 = obj.extract()?;
-        serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(|| {
-            config_error(obj.py(), format!("{name} must be a finite number, got {n}"))
-        })
-    } else if obj.is_instance_of::<PyString>() {
-        Ok(Value::String(str_arg(obj, name)?.into_owned()))
-    } else if let Ok(mapping) = obj.cast::<PyMapping>() {
-        let mut map = Map::new();
-        for item in mapping.items()?.iter() {
-            let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
-            let key = if key.is_instance_of::<PyInt>() && !key.is_instance_of::<PyBool>() {
-                key.str()?.to_string()
-            } else {
-                str_arg(&key, &format!("a key of {name}"))?.into_owned()
-            };
-            let value = to_json(&value, &format!("{name}[{key}]"))?;
-            map.insert(key, value);
-        }
-        Ok(Value::Object(map))
-    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        obj.try_iter()?
-            .enumerate()
-            .map(|(i, item)| to_json(&item?, &format!("{name}[{i}]")))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Value::Array)
-    } else {
-        Err(PyTypeError::new_err(format!(
-            "{name} must hold only str, int, float, bool, None, lists and dicts, not {}",
-            type_name(obj)
-        )))
-    }
-}
-
-/// A nested option given as a dict (snake_case or camelCase keys), read by the core's own
-/// deserializer: unknown keys and wrong types are refused with the option named.
-fn nested_opt<T: DeserializeOwned>(
-    obj: Option<&Bound<'_, PyAny>>,
-    name: &str,
-) -> PyResult<Option<T>> {
-    let Some(obj) = given(obj) else { return Ok(None) };
-    let py = obj.py();
-    let Ok(mapping) = obj.cast::<PyMapping>() else {
-        return Err(PyTypeError::new_err(format!("{name} must be a dict, not {}", type_name(obj))));
-    };
-    let mut map = Map::new();
-    for item in mapping.items()?.iter() {
-        let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
-        let key = str_arg(&key, &format!("a key of {name}"))?.into_owned();
-        let camel = camel_case(&key);
-        let value = to_json(&value, &format!("{name}.{key}"))?;
-        if map.insert(camel.clone(), value).is_some() {
-            return Err(config_error(
-                py,
-                format!("{name} gives {} twice (in snake_case and camelCase)", snake_case(&camel)),
-            ));
-        }
-    }
-    serde_json::from_value(Value::Object(map)).map(Some).map_err(|e| {
-        let message = pythonize(&format!("invalid {name}: {e}"));
-        // serde says "invalid type: …" for a value of the wrong JSON type: a type error under
-        // the options' rule, like a wrong type anywhere else.
-        if e.to_string().starts_with("invalid type") {
-            option_type_error(py, message)
-        } else {
-            config_error(py, message)
-        }
     })
-}
-
-/// The options of `DepositClient(...)`, in the order of its signature.
-pub(crate) struct Options<'a, 'py> {
-    pub intermediary_address: Option<&'a Bound<'py, PyAny>>,
-    pub ua_project_id: Option<&'a Bound<'py, PyAny>>,
-    pub min_value_usd: Option<&'a Bound<'py, PyAny>>,
-    pub supported_tokens: Option<&'a Bound<'py, PyAny>>,
-    pub supported_chains: Option<&'a Bound<'py, PyAny>>,
-    pub polling_interval_ms: Option<&'a Bound<'py, PyAny>>,
-    pub auto_sweep: Option<&'a Bound<'py, PyAny>>,
-    pub refund: Option<&'a Bound<'py, PyAny>>,
-    pub notifications: Option<&'a Bound<'py, PyAny>>,
-    pub funding: Option<&'a Bound<'py, PyAny>>,
-    pub onramp: Option<&'a Bound<'py, PyAny>>,
-    pub services_url: Option<&'a Bound<'py, PyAny>>,
-    pub jwt_service_url: Option<&'a Bound<'py, PyAny>>,
-    pub signer_url: Option<&'a Bound<'py, PyAny>>,
-    pub account_service_url: Option<&'a Bound<'py, PyAny>>,
-    pub sweep_retry_delay_ms: Option<&'a Bound<'py, PyAny>>,
-    pub reconcile_interval_ms: Option<&'a Bound<'py, PyAny>>,
-    pub processing_timeout_ms: Option<&'a Bound<'py, PyAny>>,
-    pub min_polling_interval_ms: Option<&'a Bound<'py, PyAny>>,
-    pub request_timeout_ms: Option<&'a Bound<'py, PyAny>>,
-    pub http_retries: Option<&'a Bound<'py, PyAny>>,
-    pub http_initial_backoff_ms: Option<&'a Bound<'py, PyAny>>,
-    pub call_timeout_ms: Option<&'a Bound<'py, PyAny>>,
-    pub event_queue_capacity: Option<&'a Bound<'py, PyAny>>,
-    pub store_path: Option<&'a Bound<'py, PyAny>>,
-}
-
-const NON_NEGATIVE: &str = "a non-negative integer";
-
-/// Every option into the core's configuration (every field of [`DepositClientConfig`] but
-/// `on_deposit_event`, which the caller sets). `None` for an option means its default.
-fn build_config(
-    owner_address: &Bound<'_, PyAny>,
-    destination: &Bound<'_, PyAny>,
-    o: &Options<'_, '_>,
-) -> PyResult<DepositClientConfig> {
-    let owner = str_arg(owner_address, "owner_address")?.into_owned();
-    let mut config = DepositClientConfig::new(owner, destination_arg(destination)?);
-    config.intermediary_address = text_opt(o.intermediary_address, "intermediary_address")?;
-    config.ua_project_id = text_opt(o.ua_project_id, "ua_project_id")?;
-    if let Some(min) = number_opt(o.min_value_usd, "min_value_usd")? {
-        config.min_value_usd = min;
-    }
-    if let Some(tokens) = tokens_opt(o.supported_tokens)? {
-        config.supported_tokens = tokens;
-    }
-    if let Some(chains) = chains_opt(o.supported_chains)? {
-        config.supported_chains = chains;
-    }
-    if let Some(ms) = int_opt(o.polling_interval_ms, "polling_interval_ms", NON_NEGATIVE)? {
-        config.polling_interval_ms = ms;
-    }
-    if let Some(auto) = bool_opt(o.auto_sweep, "auto_sweep")? {
-        config.auto_sweep = auto;
-    }
-    if let Some(refund) = nested_opt::<RefundConfig>(o.refund, "refund")? {
-        config.refund = refund;
-    }
-    config.notifications = match given(o.notifications) {
-        None => None,
-        Some(flag) if flag.is_instance_of::<PyBool>() => {
-            flag.extract::<bool>()?.then(NotificationsConfig::default)
-        }
-        Some(_) => nested_opt::<NotificationsConfig>(o.notifications, "notifications")?,
-    };
-    if let Some(funding) = nested_opt::<FundingConfig>(o.funding, "funding")? {
-        config.funding = funding;
-    }
-    if let Some(onramp) = nested_opt::<OnrampConfig>(o.onramp, "onramp")? {
-        config.onramp = onramp;
-    }
-    config.services_url = text_opt(o.services_url, "services_url")?;
-    config.jwt_service_url = text_opt(o.jwt_service_url, "jwt_service_url")?;
-    config.signer_url = text_opt(o.signer_url, "signer_url")?;
-    config.account_service_url = text_opt(o.account_service_url, "account_service_url")?;
-    if let Some(ms) = int_opt(o.sweep_retry_delay_ms, "sweep_retry_delay_ms", NON_NEGATIVE)? {
-        config.sweep_retry_delay_ms = ms;
-    }
-    if let Some(ms) = int_opt(o.reconcile_interval_ms, "reconcile_interval_ms", NON_NEGATIVE)? {
-        config.reconcile_interval_ms = ms;
-    }
-    if let Some(ms) = int_opt(o.processing_timeout_ms, "processing_timeout_ms", NON_NEGATIVE)? {
-        config.processing_timeout_ms = ms;
-    }
-    if let Some(ms) = int_opt(o.min_polling_interval_ms, "min_polling_interval_ms", NON_NEGATIVE)? {
-        config.min_polling_interval_ms = ms;
-    }
-    if let Some(ms) = int_opt(o.request_timeout_ms, "request_timeout_ms", NON_NEGATIVE)? {
-        config.request_timeout_ms = ms;
-    }
-    if let Some(n) = int_opt(o.http_retries, "http_retries", "an integer from 0 to 20")? {
-        config.http_retries = n;
-    }
-    if let Some(ms) = int_opt(o.http_initial_backoff_ms, "http_initial_backoff_ms", NON_NEGATIVE)? {
-        config.http_initial_backoff_ms = ms;
-    }
-    if let Some(ms) = int_opt(o.call_timeout_ms, "call_timeout_ms", NON_NEGATIVE)? {
-        config.call_timeout_ms = ms;
-    }
-    if let Some(n) = int_opt(o.event_queue_capacity, "event_queue_capacity", "a positive integer")?
-    {
-        config.event_queue_capacity = n;
-    }
-    if let Some(path) = given(o.store_path) {
-        // A str or any os.PathLike (pathlib.Path).
-        let text = if path.is_instance_of::<PyString>() {
-            path.clone()
-        } else {
-            path.py().import("os")?.getattr("fspath")?.call1((path,)).map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "store_path must be a str or os.PathLike, not {}",
-                    type_name(path)
-                ))
-            })?
-        };
-        config.store_path = Some(str_arg(&text, "store_path")?.into_owned());
-    }
-    Ok(config)
-}
-
-/// Recorded events as the `(event_id, event)` pairs `events_since` and `deposit_history` return.
-fn recorded_to_py(py: Python<'_>, events: &[RecordedEvent]) -> PyResult<Vec<(u64, Py<PyAny>)>> {
-    events.iter().map(|r| Ok((r.id, event_to_py(py, &r.event)?))).collect()
 }
 
 /// A page number or page size of the history calls: `None`, or an `int` (not `bool`). Values
@@ -922,80 +385,19 @@ impl Drop for PyDepositClient {
 impl PyDepositClient {
     #[new]
     #[pyo3(
-        signature = (
-            owner_address, destination, *, intermediary_address=None, ua_project_id=None,
-            min_value_usd=None, supported_tokens=None, supported_chains=None,
-            polling_interval_ms=None, auto_sweep=None, refund=None, notifications=None,
-            funding=None, onramp=None, on_deposit_event=None, services_url=None,
-            jwt_service_url=None, signer_url=None, account_service_url=None,
-            sweep_retry_delay_ms=None, reconcile_interval_ms=None, processing_timeout_ms=None,
-            min_polling_interval_ms=None, request_timeout_ms=None,
-            http_retries=None, http_initial_backoff_ms=None, call_timeout_ms=None,
-            event_queue_capacity=None, store_path=None
-        ),
-        text_signature = "(owner_address, destination, *, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, on_deposit_event=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024, store_path=None)"
+        signature = (owner_address, destination, *, on_deposit_event=None, **options),
+        // BEGIN generated text_signature (core/tests/option_table.rs)
+        text_signature = "(owner_address, destination, *, on_deposit_event=None, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024, store_path=None)"
+        // END generated text_signature
     )]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         owner_address: &Bound<'_, PyAny>,
         destination: &Bound<'_, PyAny>,
-        intermediary_address: Option<&Bound<'_, PyAny>>,
-        ua_project_id: Option<&Bound<'_, PyAny>>,
-        min_value_usd: Option<&Bound<'_, PyAny>>,
-        supported_tokens: Option<&Bound<'_, PyAny>>,
-        supported_chains: Option<&Bound<'_, PyAny>>,
-        polling_interval_ms: Option<&Bound<'_, PyAny>>,
-        auto_sweep: Option<&Bound<'_, PyAny>>,
-        refund: Option<&Bound<'_, PyAny>>,
-        notifications: Option<&Bound<'_, PyAny>>,
-        funding: Option<&Bound<'_, PyAny>>,
-        onramp: Option<&Bound<'_, PyAny>>,
         on_deposit_event: Option<&Bound<'_, PyAny>>,
-        services_url: Option<&Bound<'_, PyAny>>,
-        jwt_service_url: Option<&Bound<'_, PyAny>>,
-        signer_url: Option<&Bound<'_, PyAny>>,
-        account_service_url: Option<&Bound<'_, PyAny>>,
-        sweep_retry_delay_ms: Option<&Bound<'_, PyAny>>,
-        reconcile_interval_ms: Option<&Bound<'_, PyAny>>,
-        processing_timeout_ms: Option<&Bound<'_, PyAny>>,
-        min_polling_interval_ms: Option<&Bound<'_, PyAny>>,
-        request_timeout_ms: Option<&Bound<'_, PyAny>>,
-        http_retries: Option<&Bound<'_, PyAny>>,
-        http_initial_backoff_ms: Option<&Bound<'_, PyAny>>,
-        call_timeout_ms: Option<&Bound<'_, PyAny>>,
-        event_queue_capacity: Option<&Bound<'_, PyAny>>,
-        store_path: Option<&Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let options = Options {
-            intermediary_address,
-            ua_project_id,
-            min_value_usd,
-            supported_tokens,
-            supported_chains,
-            polling_interval_ms,
-            auto_sweep,
-            refund,
-            notifications,
-            funding,
-            onramp,
-            services_url,
-            jwt_service_url,
-            signer_url,
-            account_service_url,
-            sweep_retry_delay_ms,
-            reconcile_interval_ms,
-            processing_timeout_ms,
-            min_polling_interval_ms,
-            request_timeout_ms,
-            http_retries,
-            http_initial_backoff_ms,
-            call_timeout_ms,
-            event_queue_capacity,
-            store_path,
-        };
-        let mut config = build_config(owner_address, destination, &options)
-            .map_err(|e| as_option_error(py, e))?;
+        let mut config = build_config(owner_address, destination, options)?;
         let mut callbacks = Vec::new();
         if let Some(callback) = given(on_deposit_event) {
             if !callback.is_callable() {
@@ -1132,8 +534,8 @@ impl PyDepositClient {
         cursor: Option<&Bound<'_, PyAny>>,
         limit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<(u64, Py<PyAny>)>> {
-        let cursor: u64 = int_opt(cursor, "cursor", NON_NEGATIVE)?.unwrap_or(0);
-        let limit: usize = int_opt(limit, "limit", NON_NEGATIVE)?.unwrap_or(usize::MAX);
+        let cursor: u64 = count_arg(cursor, "cursor")?.unwrap_or(0);
+        let limit: usize = count_arg(limit, "limit")?.unwrap_or(usize::MAX);
         let events = self.client(py)?.events_since(cursor, limit).map_err(|e| to_py_err(py, e))?;
         recorded_to_py(py, &events)
     }
@@ -1606,51 +1008,5 @@ impl PyDepositClient {
                 )
             )?
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn option_names_are_written_in_snake_case_outside_quotes() {
-        assert_eq!(
-            pythonize("pollingIntervalMs must be at least 2000 ms (and at most a day), got 500"),
-            "polling_interval_ms must be at least 2000 ms (and at most a day), got 500"
-        );
-        assert_eq!(
-            pythonize("destination.chainId 196: X Layer is a deposit source only"),
-            "destination.chain_id 196: X Layer is a deposit source only"
-        );
-        assert_eq!(
-            pythonize(
-                r#"ownerAddress must be a valid EVM address: "pollingIntervalMs \"ownerAddress" (bad)"#
-            ),
-            r#"owner_address must be a valid EVM address: "pollingIntervalMs \"ownerAddress" (bad)"#
-        );
-        assert_eq!(
-            pythonize(
-                "invalid refund: unknown field `delayMss`, expected one of `enabled`, `delayMs`"
-            ),
-            "invalid refund: unknown field `delay_mss`, expected one of `enabled`, `delay_ms`"
-        );
-        assert_eq!(pythonize("funding.minValueUSD must be"), "funding.min_value_usd must be");
-        assert_eq!(pythonize("Client not initialized."), "Client not initialized.");
-    }
-
-    #[test]
-    fn keys_convert_both_ways() {
-        for (snake, camel) in [
-            ("delay_ms", "delayMs"),
-            ("min_value_usd", "minValueUSD"),
-            ("evm_rpc_urls", "evmRpcUrls"),
-            ("refund_to_sender", "refundToSender"),
-        ] {
-            assert_eq!(camel_case(snake), camel);
-            assert_eq!(snake_case(camel), snake);
-        }
-        assert_eq!(camel_case("delayMs"), "delayMs");
-        assert_eq!(camel_case("enabled"), "enabled");
     }
 }

@@ -40,6 +40,7 @@ mod events;
 mod fork;
 mod funding;
 mod onramp;
+mod options;
 mod providers;
 mod records;
 mod user_rpc;

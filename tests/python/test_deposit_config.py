@@ -310,3 +310,29 @@ def test_devnet_close_and_database_file(tmp_path: Any) -> None:
     temporary.close()
     assert not folder.exists()
     assert "closed" in repr(temporary)
+
+
+def test_the_option_table_is_the_signature_the_stub_and_the_reference() -> None:
+    # Keywords come from the core's one option table: inspect sees them with their defaults,
+    # the reference page documents each, and each is accepted (None keeps the default).
+    import inspect
+    import pathlib
+
+    parameters = inspect.signature(DepositClient).parameters
+    options = [name for name, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert options[0] == "on_deposit_event" and len(options) > 20
+    assert parameters["polling_interval_ms"].default == 3000
+    assert parameters["auto_sweep"].default is True
+    assert parameters["min_value_usd"].default == 0.5
+    reference = (pathlib.Path(__file__).parents[2] / "docs" / "options.md").read_text()
+    for name in options[1:]:
+        assert f"`{name}`" in reference, name
+    # Every option given as None keeps its default.
+    with client(**{name: None for name in options if name != "services_url"}) as c:
+        assert c.refund_config == {"enabled": False, "delay_ms": 5000, "max_attempts": 2, "refund_to_sender": True}
+        assert c.notifications_config is None and c.store_path is None
+
+
+def test_an_unknown_keyword_is_pythons_own_type_error() -> None:
+    with raises_exactly(TypeError, "DepositClient() got an unexpected keyword argument 'polling_interval'"):
+        client(polling_interval=3000)

@@ -41,8 +41,10 @@ pub use config::{
     DEFAULT_ONRAMP_WIDGET_URL, DEFAULT_POLLING_INTERVAL_MS, DEFAULT_PROCESSING_TIMEOUT_MS,
     DEFAULT_RECONCILE_INTERVAL_MS, DEFAULT_SOLANA_RPC_URL, DEFAULT_SWEEP_RETRY_DELAY_MS,
     DepositClientConfig, Destination, DestinationConfig, FundingConfig, LifecycleCallback,
-    MAX_SWEEP_ATTEMPTS, MIN_POLLING_INTERVAL_MS, NotificationPosition, NotificationTheme,
-    NotificationsConfig, OnrampConfig, OnrampMode, RefundConfig, resolve_destination,
+    MAX_SWEEP_ATTEMPTS, MIN_POLLING_INTERVAL_MS, NESTED_OPTION_NAMES, NotificationPosition,
+    NotificationTheme, NotificationsConfig, OPTIONS, OnrampConfig, OnrampMode, OptionArg,
+    OptionError, OptionKind, OptionSpec, RefundConfig, option_by_field, option_named,
+    resolve_destination,
 };
 pub use events::{
     DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,

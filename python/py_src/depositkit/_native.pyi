@@ -1886,11 +1886,13 @@ class DepositClient:
     ``<depositkit.DepositClient created in process N>``.
     """
 
+    # BEGIN generated DepositClient.__new__ (core/tests/option_table.rs)
     def __new__(
         cls,
         owner_address: str,
         destination: _DestinationLike,
         *,
+        on_deposit_event: Optional[Callable[[DepositLifecycleEvent], object]] = None,
         intermediary_address: Optional[str] = None,
         ua_project_id: Optional[str] = None,
         min_value_usd: Optional[Union[float, int, decimal.Decimal]] = 0.5,
@@ -1902,7 +1904,6 @@ class DepositClient:
         notifications: Optional[Union[bool, Mapping[str, Any]]] = None,
         funding: Optional[Mapping[str, Any]] = None,
         onramp: Optional[Mapping[str, Any]] = None,
-        on_deposit_event: Optional[Callable[[DepositLifecycleEvent], object]] = None,
         services_url: Optional[str] = None,
         jwt_service_url: Optional[str] = None,
         signer_url: Optional[str] = None,
@@ -1919,7 +1920,8 @@ class DepositClient:
         store_path: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> DepositClient:
         """A client for ``owner_address`` delivering to ``destination``. Nothing is sent yet:
-        ``initialize()`` opens the session. ``None`` for any keyword means its default.
+        ``initialize()`` opens the session. ``None`` for any keyword means its default. Every
+        option is listed, for every language, in ``docs/options.md``.
 
         Args:
             owner_address: the owner of the unified account, an EVM address (spec §4
@@ -1930,83 +1932,87 @@ class DepositClient:
                 USDC), a ``depositkit.DestinationConfig``, or a bare chain id. The token must be
                 deliverable on the chain (``is_supported_destination_token``); X Layer is never a
                 destination; a Solana destination needs a Solana ``address`` (kept as given).
-            intermediary_address: the intermediary wallet, when known: ``initialize()`` checks the
-                signer's wallet equals it.
-            ua_project_id: your own project id for unified-account operations (spec §5.2; a 1%
-                service fee applies to sweeps, spec §5.3).
-            min_value_usd: minimum USD value of a deposit; smaller deposits reach
-                ``below_threshold`` (applied with 2% tolerance; ``0`` disables the check).
-                Deposits worth $0.10 or less are dust and ignored.
-            supported_tokens: the tokens the watcher reports (default every ``TokenType``).
-            supported_chains: the chain ids the watcher reports (default all 17).
-            polling_interval_ms: the watcher's interval (at least ``min_polling_interval_ms``,
-                2000 in production).
-            auto_sweep: sweep each detected deposit automatically; with ``False`` call
-                ``sweep(id)``.
-            refund: auto-refund settings (spec §2 ``RefundConfig``): ``enabled`` (default
-                ``False``: refund deposits whose sweep failed for good automatically),
-                ``delay_ms`` (default 5000: wait before the first attempt and between attempts),
-                ``max_attempts`` (default 2), ``refund_to_sender`` (default ``True``: to the
-                original sender when known, else the owner). Manual ``refund()`` works either
-                way. See ``refund_config``.
-            notifications: ``True`` for the defaults, or spec §2's ``DepositNotificationsProps``:
-                ``duration_ms`` (default 6000; auto-dismiss delay of terminal records, ``0``
-                never), ``max`` (default 5; records kept), and ``position``, ``theme``,
-                ``class_name``, which are only kept for a host UI (``notifications_config``).
-                The spec's ``render_item`` has no headless meaning and is refused as an unknown
-                key. With it, the client keeps ``Notification`` records (``notifications()``).
-            funding: fund-from-wallet settings (spec §2 ``FundingConfig``; see
-                ``set_evm_wallet`` and ``get_wallet_balances``): ``enabled`` (default
-                ``False``: every funding method raises ``ConfigurationError``), ``api_key`` (of
-                the balance API, sent from this process: development use), ``balance_api_url``
-                (that API's base URL), ``proxy_url`` (your reverse proxy to it, which adds the
-                key), ``balance_provider`` (``"rpc"``: read balances from the chains' nodes),
-                ``evm_rpc_urls`` (chain id → node URL), ``solana_rpc_url``, ``min_value_usd``
-                (smallest balance offered; default the client's).
-            onramp: fiat onramp settings (spec §2 ``OnrampConfig``; see ``open_onramp``):
-                ``enabled``, ``api_key`` (the partner key; never shown by ``repr()``),
-                ``mode`` (``"overlay"``, default, or ``"redirect"``), ``fiat_currency``
-                (default ``"USD"``), ``default_fiat_amount``, ``payment_mode``,
-                ``widget_url``.
             on_deposit_event: called with every ``DepositLifecycleEvent`` (spec §4
                 ``onDepositEvent``), on the event thread (see the class).
-            services_url: base URL of the three services (``{services_url}/jwt``, ``/signer``,
-                ``/ua``), e.g. ``Devnet().services_url``.
-            jwt_service_url: the JWT service; overrides ``services_url``.
-            signer_url: the auth-core signer; overrides ``services_url``.
-            account_service_url: the universal-account service; overrides ``services_url``.
-            sweep_retry_delay_ms: wait between the 3 attempts of a failed sweep.
-            reconcile_interval_ms: first wait before a sweep or refund whose send outcome is
-                unknown (a timeout, 5xx, 429 on the send) is resolved again automatically, with the
-                same quote; doubles per round up to ten minutes. Lower it in tests.
-            processing_timeout_ms: the watchdog: the longest one sweep, refund or recovery
-                attempt may run; then it is ended as a failed attempt (nothing sent yet) or as an
-                unknown outcome to resolve (a send was under way). Lower it in tests.
-            min_polling_interval_ms: **a test and devnet knob** (1 to 2000): lowers the minimum
-                ``polling_interval_ms`` so that tests never wait seconds between polls.
-            request_timeout_ms: deadline of one HTTP attempt.
-            http_retries: retries of one HTTP request answered 429/5xx, refused or timed out
-                (0 to 20).
-            http_initial_backoff_ms: first backoff between HTTP retries (doubling, full jitter).
-            call_timeout_ms: deadline of one blocking call (``initialize``, ``poll_now``,
-                ``sweep``, ``refund``, ``can_refund``, ``stuck_funds``, ``recover_funds``, the
-                history calls).
-            event_queue_capacity: size of the pull queue of events (at least 1); without
-                ``store_path`` also how many events ``events_since`` can replay.
-            store_path: a SQLite file (created if missing) that keeps the client's state across
-                restarts: deposit records with their phase history, sweep and refund attempts,
-                the event log, the watcher's snapshot and the notification records. A client
-                started again on it (even after the process was killed mid-sweep) resumes every
-                deposit where it was, resolves a send that may have happened with the same
-                quote (never a second one), and continues the event ids. One process at a
-                time: processes that start on one file at the same moment leave exactly one
-                owner, the others wait up to 2 s and get ``ConfigurationError`` ("… is in use by
-                another process"); openings are serialised through ``<store_path>-lock``
-                beside it. One live client per owner (several owners may share a file). A file
-                that is not a store this version can read (not SQLite, damaged pages, a record
-                it cannot parse) is a ``ConfigurationError`` naming the path; a newer schema
-                names both versions. ``None``: state lives in memory and a new client starts
-                over.
+            intermediary_address: The intermediary wallet, when the host knows it: ``initialize()``
+                checks it equals the signer's wallet.
+            ua_project_id: The host's own project id for unified-account operations (spec §5.2; a
+                1% service fee applies to sweeps, spec §5.3).
+            min_value_usd: Minimum USD value of a deposit; smaller deposits reach
+                ``below_threshold`` (applied with 2% tolerance; 0 disables the check). Deposits
+                worth $0.10 or less are dust and ignored. Default 0.5 (spec
+                ``DEFAULT_MIN_VALUE_USD``).
+            supported_tokens: The tokens the watcher reports, as symbols in any letter case. Default
+                all six.
+            supported_chains: The chain ids the watcher reports. Default all 17.
+            polling_interval_ms: The watcher's polling interval in milliseconds: at least
+                ``min_polling_interval_ms`` (2000 in production), at most a day. Default 3000.
+            auto_sweep: Sweep each detected deposit automatically; without it, call ``sweep(id)``.
+                Default True.
+            refund: Auto-refund (spec §2 ``RefundConfig``), every key optional: ``enabled``
+                (default False: refund deposits whose sweep failed for good automatically),
+                ``delay_ms`` (default 5000: the wait before the first attempt and between attempts),
+                ``max_attempts`` (default 2, 1 to 100), ``refund_to_sender`` (default True: to the
+                original sender when known, else the owner). Manual refunds work either way.
+            notifications: Notification records (spec §2 ``DepositNotificationsProps``): True for
+                the defaults, or an object, every key optional: ``duration_ms`` (default 6000;
+                auto-dismiss delay of terminal records, 0 never), ``max`` (default 5; records kept),
+                and ``position``, ``theme``, ``class_name``, which are only kept for a host UI. The
+                spec's ``render_item`` has no headless meaning and is refused as an unknown key.
+                Default off.
+            funding: Fund from wallet (spec §2 ``FundingConfig``; ``docs/funding.md`` §3–4),
+                every key optional: ``enabled`` (default False: every funding call is refused),
+                ``api_key`` (of the balance API, sent from this process: development use),
+                ``balance_api_url`` (that API's base URL), ``proxy_url`` (the host's reverse proxy
+                to it, which adds the key), ``balance_provider`` (``"rpc"``: read balances from the
+                chains' nodes), ``evm_rpc_urls`` (chain id → node URL), ``solana_rpc_url``,
+                ``min_value_usd`` (smallest balance offered; default the client's).
+            onramp: The fiat onramp (spec §2 ``OnrampConfig``; ``docs/funding.md`` §5), every key
+                optional: ``enabled`` (default False), ``api_key`` (the partner key; never shown),
+                ``mode`` (``"overlay"``, the default, or ``"redirect"``), ``fiat_currency`` (default
+                ``"USD"``), ``default_fiat_amount``, ``payment_mode``, ``widget_url``.
+            services_url: Base URL of the three services (``{services_url}/jwt``, ``/signer``,
+                ``/ua``), e.g. a devnet's. Either it or each of ``jwt_service_url``, ``signer_url``
+                and ``account_service_url`` is required.
+            jwt_service_url: The JWT service; overrides ``services_url``.
+            signer_url: The auth-core signer; overrides ``services_url``.
+            account_service_url: The universal-account service; overrides ``services_url``.
+            sweep_retry_delay_ms: Milliseconds between the 3 attempts of a failed sweep (at most a
+                day). Default 5000 (lower it in tests).
+            reconcile_interval_ms: First wait in milliseconds before a sweep or refund whose send
+                outcome is unknown (a timeout, 5xx or 429 on the send) is resolved again
+                automatically, with the same quote, never a new one; doubles per round up to ten
+                minutes. Default 10000 (lower it in tests).
+            processing_timeout_ms: The watchdog: the longest one sweep, refund or recovery attempt
+                may run, in milliseconds; then it is ended as a failed attempt (nothing sent yet) or
+                as an unknown outcome to resolve (a send was under way). Default 300000 (lower it in
+                tests).
+            min_polling_interval_ms: **A test and devnet knob** (1 to 2000): lowers the smallest
+                ``polling_interval_ms`` accepted, so that tests never wait seconds between polls.
+                Default 2000.
+            request_timeout_ms: Deadline of one HTTP attempt in milliseconds (more than 0, at most a
+                day). Default 10000.
+            http_retries: Retries of one HTTP request answered 429 or 5xx, refused or timed out (0
+                to 20). Default 3.
+            http_initial_backoff_ms: First backoff between HTTP retries in milliseconds (doubling,
+                full jitter). Default 100.
+            call_timeout_ms: Deadline of one blocking call (``initialize``, ``poll_now``, ``sweep``,
+                ``refund``, ``can_refund``, ``stuck_funds``, ``recover_funds``, the history calls)
+                in milliseconds. Default 60000.
+            event_queue_capacity: Size of the pull queue of events (at least 1); when full the
+                oldest event is dropped. Without ``store_path`` also how many events
+                ``events_since`` can replay. Default 1024.
+            store_path: A SQLite file (created if missing) that keeps the client's state across
+                restarts: deposit records with their phase history, sweep and refund attempts, the
+                event log, the watcher's snapshot and the notification records. A client started
+                again on it (even after its process was killed mid-sweep) resumes every deposit
+                where it was, resolves a send that may have happened with the same quote (never a
+                second one), and continues the event ids. One process at a time: of processes
+                starting on one file at once exactly one wins, the others wait up to 2 s and are
+                refused ("… is in use by another process"); openings are serialised through
+                ``<store_path>-lock`` beside it. One live client per owner (several owners may share
+                a file). A file this version cannot read is refused naming the path. Unset (the
+                default): state lives in memory and a new client starts over.
 
         Raises:
             ConfigurationError: an option's value is invalid; the message names the option by
@@ -2028,6 +2034,7 @@ class DepositClient:
                 ``refund.enabled``), named as Python spells it.
             TypeError: an unknown keyword (Python's own call error).
         """
+    # END generated DepositClient.__new__
     def initialize(self) -> DepositAddresses:
         """Opens the intermediary session (JWT service), checks the signer's wallet against
         ``intermediary_address``, and initializes the account. The status goes ``initializing``
