@@ -923,15 +923,6 @@ depositkit_status depositkit_user_rpc_client_is_project_user(const depositkit_us
                                                              const char *address,
                                                              bool *out_is_member);
 
-// The spec's name of a client status as a static NUL-terminated string: `"idle"`,
-// `"initializing"`, `"ready"`, `"watching"`, `"sweeping"` or `"error"` (the spelling of the
-// `"status:change"` event's payload).
-//
-// Takes a plain `uint32_t` so that any number is safe to pass: a number that is not a
-// `depositkit_client_status` gives `"unknown"`. Never NULL; do not free the result. Does not
-// change the last error.
-const char *depositkit_client_status_str(uint32_t status);
-
 // Creates a deposit client from its configuration, a JSON object with the spec's camelCase
 // option names (spec section 4):
 //
@@ -948,7 +939,7 @@ const char *depositkit_client_status_str(uint32_t status);
 // - `intermediaryAddress` (string, default unset): The intermediary wallet, when the host knows
 //   it: `initialize()` checks it equals the signer's wallet.
 // - `uaProjectId` (string, default unset): The host's own project id for unified-account
-//   operations (spec §5.2; a 1% service fee applies to sweeps, spec §5.3).
+//   operations (spec section 5.2; a 1% service fee applies to sweeps, spec section 5.3).
 // - `minValueUSD` (number, default 0.5): Minimum USD value of a deposit; smaller deposits reach
 //   `below_threshold` (applied with 2% tolerance; 0 disables the check). Deposits worth $0.10 or
 //   less are dust and ignored. Default 0.5 (spec `DEFAULT_MIN_VALUE_USD`).
@@ -960,27 +951,27 @@ const char *depositkit_client_status_str(uint32_t status);
 //   at least `minPollingIntervalMs` (2000 in production), at most a day. Default 3000.
 // - `autoSweep` (boolean, default true): Sweep each detected deposit automatically; without it,
 //   call `sweep(id)`. Default true.
-// - `refund` (object, default see below): Auto-refund (spec §2 `RefundConfig`), every key
+// - `refund` (object, default see below): Auto-refund (spec section 2 `RefundConfig`), every key
 //   optional: `enabled` (default false: refund deposits whose sweep failed for good
 //   automatically), `delayMs` (default 5000: the wait before the first attempt and between
 //   attempts), `maxAttempts` (default 2, 1 to 100), `refundToSender` (default true: to the
 //   original sender when known, else the owner). Manual refunds work either way.
-// - `notifications` (boolean or object, default false): Notification records (spec §2
+// - `notifications` (boolean or object, default false): Notification records (spec section 2
 //   `DepositNotificationsProps`): true for the defaults, or an object, every key optional:
 //   `durationMs` (default 6000; auto-dismiss delay of terminal records, 0 never), `max` (default
 //   5; records kept), and `position`, `theme`, `className`, which are only kept for a host UI. The
 //   spec's `renderItem` has no headless meaning and is refused as an unknown key. Default off.
-// - `funding` (object, default see below): Fund from wallet (spec §2 `FundingConfig`;
-//   `docs/funding.md` §3–4), every key optional: `enabled` (default false: every funding call
-//   is refused), `apiKey` (of the balance API, sent from this process: development use),
+// - `funding` (object, default see below): Fund from wallet (spec section 2 `FundingConfig`;
+//   `docs/funding.md` section 3-4), every key optional: `enabled` (default false: every funding
+//   call is refused), `apiKey` (of the balance API, sent from this process: development use),
 //   `balanceApiUrl` (that API's base URL), `proxyUrl` (the host's reverse proxy to it, which adds
 //   the key), `balanceProvider` (`"rpc"`: read balances from the chains' nodes), `evmRpcUrls`
-//   (chain id → node URL), `solanaRpcUrl`, `minValueUSD` (smallest balance offered; default the
+//   (chain id -> node URL), `solanaRpcUrl`, `minValueUSD` (smallest balance offered; default the
 //   client's).
-// - `onramp` (object, default see below): The fiat onramp (spec §2 `OnrampConfig`;
-//   `docs/funding.md` §5), every key optional: `enabled` (default false), `apiKey` (the partner
-//   key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency` (default
-//   `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
+// - `onramp` (object, default see below): The fiat onramp (spec section 2 `OnrampConfig`;
+//   `docs/funding.md` section 5), every key optional: `enabled` (default false), `apiKey` (the
+//   partner key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency`
+//   (default `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
 // - `servicesUrl` (string, default unset): Base URL of the three services (`{servicesUrl}/jwt`,
 //   `/signer`, `/ua`), e.g. a devnet's. Either it or each of `jwtServiceUrl`, `signerUrl` and
 //   `accountServiceUrl` is required.
@@ -1019,7 +1010,7 @@ const char *depositkit_client_status_str(uint32_t status);
 //   again on it (even after its process was killed mid-sweep) resumes every deposit where it was,
 //   resolves a send that may have happened with the same quote (never a second one), and continues
 //   the event ids. One process at a time: of processes starting on one file at once exactly one
-//   wins, the others wait up to 2 s and are refused ("… is in use by another process"); openings
+//   wins, the others wait up to 2 s and are refused ("... is in use by another process"); openings
 //   are serialised through `<storePath>-lock` beside it. One live client per owner (several owners
 //   may share a file). A file this version cannot read is refused naming the path. Unset (the
 //   default): state lives in memory and a new client starts over.
@@ -1204,6 +1195,222 @@ depositkit_status depositkit_deposit_client_status(const depositkit_deposit_clie
 depositkit_status depositkit_deposit_client_is_onramp_supported(const depositkit_deposit_client *client,
                                                                 bool *out_supported);
 
+// Calls `callback` with `user_data` for every event of the client from now on (see
+// `depositkit_event_callback` for threads, re-entry and the return value).
+//
+// Events are JSON objects with a `"type"` discriminator, a `"payload"`, the event's `"id"` in
+// the client's event log (1, 2, ... in the order of emission; with `storePath` they continue
+// across restarts: the cursor of `depositkit_deposit_client_events_since`) and `"at"` (when it
+// was emitted, unix milliseconds):
+// - `{"type": "deposit:lifecycle", "payload": {...}}`: a deposit entered a phase. The payload
+//   is a DepositLifecycleEvent (spec section 2): `"id"` (`"dep_"` and 32 hex digits, derived
+//   from the deposit itself: the same in every phase of one deposit and after a restart),
+//   `"phase"` (`"detected"`, `"processing"` (a sweep attempt started; again at each retry),
+//   `"credited"`, `"failed"` or `"below_threshold"`), `"token"` (`"USDC"`...), `"chainId"`
+//   (the source chain), `"amount"` (human-readable decimal string), `"amountUSD"` (number),
+//   `"destination"` (`{"address", "chainId"}`, where it goes), `"transactionId"` and
+//   `"explorerUrl"` (on `credited`; the explorer link only for chains that have one),
+//   `"error"` (on `failed`, and on `below_threshold` saying which minimum it missed) and
+//   `"timestamp"` (unix milliseconds). Absent fields are left out, not null. What a credited
+//   deposit delivered after fees is in `depositkit_deposit_client_sweep_result`;
+// - `{"type": "status:change", "payload": "watching"}`: the client's status changed (the
+//   names of `depositkit_client_status_str`);
+// - `{"type": "error", "payload": {"kind": "UniversalAccountError", "code": 400, "message":
+//   "..."}}`: something failed in the background (a poll of the watcher); `code` is the
+//   `depositkit_status` value of the kind;
+// - `{"type": "refund:update", "payload": {...}}`: a refund changed status. The payload is a
+//   RefundResult (described at `depositkit_deposit_client_refund`); one refund goes `"pending"`
+//   -> `"processing"` (-> `"pending"` -> `"processing"` ... between automatic attempts) ->
+//   `"success"`, `"failed"` or `"skipped"`;
+// - `{"type": "recovery:result", "payload": {...}}`: one asset of
+//   `depositkit_deposit_client_recover_funds` is done; the payload is a RecoveryResult
+//   (described there);
+// - `{"type": "onramp:<name>", "payload": {...}}` (`<name>` one of `widget_opened`,
+//   `order_created`, `order_processing`, `order_completed`, `order_failed`, `widget_closed`):
+//   the onramp widget posted a message (`depositkit_deposit_client_handle_onramp_message`);
+//   the payload is the message's `data`;
+// - `{"type": "onramp:complete", "payload": {...}}`: an onramp order completed; the payload is
+//   the OnrampOrder (described at `depositkit_deposit_client_handle_onramp_message`).
+//
+// New types may be added: ignore the ones you do not know.
+//
+// Lifecycle events are best-effort notifications, not a source of truth for crediting funds
+// (spec section 6). Notification records have their own callback
+// (`depositkit_deposit_client_subscribe_notifications`). Every event also goes to the pull
+// queue of `depositkit_deposit_client_next_event`, whether or not callbacks are subscribed.
+//
+// On success `*out_subscription` is the subscription's id (never 0), for
+// `depositkit_deposit_client_unsubscribe`, and the library owns `user_data`: when the
+// subscription is dropped (by `depositkit_deposit_client_unsubscribe`, `_close` or `_free`)
+// `user_data_free` (if not NULL) is called with it exactly once, never while a call of
+// `callback` is running and never while the library holds a lock (so it may call depositkit
+// functions too): by `_unsubscribe` called outside a callback, on that thread before it
+// returns; otherwise on the thread that dropped the subscription or, when an event was being
+// delivered at that moment, on the dispatcher thread once that delivery ends. On failure
+// nothing is registered, `*out_subscription` is not written and `user_data_free` is not called
+// (`user_data` stays the caller's).
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `callback`
+// or `out_subscription` is NULL; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed.
+// Does not block. Thread-safe (also from inside a callback).
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_subscription` must be NULL or point to a writable `uint64_t`. `callback` must follow
+// the rules of `depositkit_event_callback`; `user_data` (which may be NULL) must stay valid
+// for it until `user_data_free` is called (or, without `user_data_free`, until the
+// subscription is dropped) and may be used on the dispatcher thread; `user_data_free` must be
+// safe to call on any thread and must not unwind or `longjmp`.
+depositkit_status depositkit_deposit_client_subscribe(const depositkit_deposit_client *client,
+                                                      depositkit_event_callback callback,
+                                                      void *user_data,
+                                                      depositkit_user_data_free user_data_free,
+                                                      uint64_t *out_subscription);
+
+// Removes a subscription made by `depositkit_deposit_client_subscribe` or
+// `depositkit_deposit_client_subscribe_notifications` (the two share one space of ids).
+//
+// On success `*out_removed` tells whether `subscription` was subscribed (false for an unknown
+// id, one already removed, or after `_close`). When it was, its callback is not called again;
+// called outside a callback, this waits for a call of it that is running on the dispatcher to
+// return, so once it returns no call is running and its `user_data_free` has been called (on
+// this thread). Called from inside a callback (of any client) it never waits: a callback may
+// unsubscribe itself (it returns normally; its `user_data_free` runs after it returns) or
+// another subscription. Its `user_data_free` is called as described at
+// `depositkit_deposit_client_subscribe`.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or
+// `out_removed` is NULL. Works on a closed client too. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_removed`
+// must be NULL or point to a writable `bool`.
+depositkit_status depositkit_deposit_client_unsubscribe(const depositkit_deposit_client *client,
+                                                        uint64_t subscription,
+                                                        bool *out_removed);
+
+// Callback calls that returned non-zero so far, over every subscription of the client (event
+// and notification callbacks).
+//
+// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+// Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
+// must be NULL or point to a writable `uint64_t`.
+depositkit_status depositkit_deposit_client_callback_errors(const depositkit_deposit_client *client,
+                                                            uint64_t *out_count);
+
+// The spec's name of a client status as a static NUL-terminated string: `"idle"`,
+// `"initializing"`, `"ready"`, `"watching"`, `"sweeping"` or `"error"` (the spelling of the
+// `"status:change"` event's payload).
+//
+// Takes a plain `uint32_t` so that any number is safe to pass: a number that is not a
+// `depositkit_client_status` gives `"unknown"`. Never NULL; do not free the result. Does not
+// change the last error.
+const char *depositkit_client_status_str(uint32_t status);
+
+// Takes the oldest event from the client's pull queue, waiting at most `timeout_ms`
+// milliseconds for one to arrive (0: do not wait).
+//
+// Every event is queued, whether or not callbacks are subscribed; the queue holds
+// `eventQueueCapacity` events (default 1024) and, when full, drops the oldest
+// (`depositkit_deposit_client_dropped_events`). Each event is taken by one caller only.
+//
+// On success `*out_event_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): one event, in the shapes described at
+// `depositkit_deposit_client_subscribe`. Otherwise it is not written.
+//
+// Returns:
+// - `DEPOSITKIT_STATUS_OK` with an event;
+// - `DEPOSITKIT_STATUS_TIMEOUT` when no event arrived within `timeout_ms`: the normal outcome
+//   of a quiet period, not an error of the client (the last-error message just says how long
+//   it waited);
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` at once when the client is closed and its queue is empty:
+//   no event will ever come;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or `out_event_json` is NULL.
+//
+// Blocks the calling thread up to `timeout_ms`. Thread-safe: several threads may wait at once.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_event_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_next_event(const depositkit_deposit_client *client,
+                                                       uint64_t timeout_ms,
+                                                       char **out_event_json);
+
+// Events dropped from the client's pull queue so far because it was full (the oldest is
+// dropped to make room).
+//
+// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+// Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
+// must be NULL or point to a writable `uint64_t`.
+depositkit_status depositkit_deposit_client_dropped_events(const depositkit_deposit_client *client,
+                                                           uint64_t *out_count);
+
+// The events after `cursor` (an event id; 0 for the start), oldest first, at most `limit`
+// (0: no limit): what a host missed while it was down or because the pull queue overflowed.
+// With `storePath` every event the client ever emitted is kept, with the same ids after a
+// restart; without it, the last `eventQueueCapacity`. A host that must not miss a credit keeps
+// the id of the last event it handled and, after a restart, handles the events since that id
+// first.
+//
+// On success `*out_events_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array of events in the shapes described at
+// `depositkit_deposit_client_subscribe`, each with its `"id"` and `"at"`. On failure it is not
+// written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when events after `cursor` are
+// no longer kept (without `storePath`); `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for a cursor past
+// the last event id; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT`. Does not block on the network (reads the store file).
+// Thread-safe; works on a closed client too.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_events_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_events_since(const depositkit_deposit_client *client,
+                                                         uint64_t cursor,
+                                                         uint64_t limit,
+                                                         char **out_events_json);
+
+// The id of the last event the client emitted (0: none yet).
+//
+// On success `*out_id` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
+// Does not block. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_id` must
+// be NULL or point to a writable `uint64_t`.
+depositkit_status depositkit_deposit_client_last_event_id(const depositkit_deposit_client *client,
+                                                          uint64_t *out_id);
+
+// Deposit `deposit_id`'s phase history: its `deposit:lifecycle` events and `refund:update`s,
+// oldest first, with their ids (complete with `storePath`; without it, what the in-memory log
+// still holds; an unknown id has an empty history).
+//
+// On success `*out_events_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array as `depositkit_deposit_client_events_since` gives.
+// On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block on the
+// network. Thread-safe; works on a closed client too.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
+// must be NULL or a NUL-terminated string; `out_events_json` must be NULL or point to a
+// writable `char *`.
+depositkit_status depositkit_deposit_client_deposit_history(const depositkit_deposit_client *client,
+                                                            const char *deposit_id,
+                                                            char **out_events_json);
+
 // Starts the watcher: one poll now, then one every `pollingIntervalMs`, never overlapping.
 // Detected deposits are reported as events and, with `autoSweep`, swept one at a time. The
 // status becomes `WATCHING` (or stays `SWEEPING`). Does nothing when the watcher already runs.
@@ -1325,213 +1532,6 @@ depositkit_status depositkit_deposit_client_sweep(const depositkit_deposit_clien
 depositkit_status depositkit_deposit_client_sweep_result(const depositkit_deposit_client *client,
                                                          const char *deposit_id,
                                                          char **out_result_json);
-
-// Calls `callback` with `user_data` for every event of the client from now on (see
-// `depositkit_event_callback` for threads, re-entry and the return value).
-//
-// Events are JSON objects with a `"type"` discriminator, a `"payload"`, the event's `"id"` in
-// the client's event log (1, 2, ... in the order of emission; with `storePath` they continue
-// across restarts: the cursor of `depositkit_deposit_client_events_since`) and `"at"` (when it
-// was emitted, unix milliseconds):
-// - `{"type": "deposit:lifecycle", "payload": {...}}`: a deposit entered a phase. The payload
-//   is a DepositLifecycleEvent (spec section 2): `"id"` (`"dep_"` and 32 hex digits, derived
-//   from the deposit itself: the same in every phase of one deposit and after a restart),
-//   `"phase"` (`"detected"`, `"processing"` (a sweep attempt started; again at each retry),
-//   `"credited"`, `"failed"` or `"below_threshold"`), `"token"` (`"USDC"`...), `"chainId"`
-//   (the source chain), `"amount"` (human-readable decimal string), `"amountUSD"` (number),
-//   `"destination"` (`{"address", "chainId"}`, where it goes), `"transactionId"` and
-//   `"explorerUrl"` (on `credited`; the explorer link only for chains that have one),
-//   `"error"` (on `failed`, and on `below_threshold` saying which minimum it missed) and
-//   `"timestamp"` (unix milliseconds). Absent fields are left out, not null. What a credited
-//   deposit delivered after fees is in `depositkit_deposit_client_sweep_result`;
-// - `{"type": "status:change", "payload": "watching"}`: the client's status changed (the
-//   names of `depositkit_client_status_str`);
-// - `{"type": "error", "payload": {"kind": "UniversalAccountError", "code": 400, "message":
-//   "..."}}`: something failed in the background (a poll of the watcher); `code` is the
-//   `depositkit_status` value of the kind;
-// - `{"type": "refund:update", "payload": {...}}`: a refund changed status. The payload is a
-//   RefundResult (described at `depositkit_deposit_client_refund`); one refund goes `"pending"`
-//   -> `"processing"` (-> `"pending"` -> `"processing"` ... between automatic attempts) ->
-//   `"success"`, `"failed"` or `"skipped"`;
-// - `{"type": "recovery:result", "payload": {...}}`: one asset of
-//   `depositkit_deposit_client_recover_funds` is done; the payload is a RecoveryResult
-//   (described there);
-// - `{"type": "onramp:<name>", "payload": {...}}` (`<name>` one of `widget_opened`,
-//   `order_created`, `order_processing`, `order_completed`, `order_failed`, `widget_closed`):
-//   the onramp widget posted a message (`depositkit_deposit_client_handle_onramp_message`);
-//   the payload is the message's `data`;
-// - `{"type": "onramp:complete", "payload": {...}}`: an onramp order completed; the payload is
-//   the OnrampOrder (described at `depositkit_deposit_client_handle_onramp_message`).
-//
-// New types may be added: ignore the ones you do not know.
-//
-// Lifecycle events are best-effort notifications, not a source of truth for crediting funds
-// (spec section 6). Notification records have their own callback
-// (`depositkit_deposit_client_subscribe_notifications`). Every event also goes to the pull
-// queue of `depositkit_deposit_client_next_event`, whether or not callbacks are subscribed.
-//
-// On success `*out_subscription` is the subscription's id (never 0), for
-// `depositkit_deposit_client_unsubscribe`, and the library owns `user_data`: when the
-// subscription is dropped (by `depositkit_deposit_client_unsubscribe`, `_close` or `_free`)
-// `user_data_free` (if not NULL) is called with it exactly once, never while a call of
-// `callback` is running and never while the library holds a lock (so it may call depositkit
-// functions too): by `_unsubscribe` called outside a callback, on that thread before it
-// returns; otherwise on the thread that dropped the subscription or, when an event was being
-// delivered at that moment, on the dispatcher thread once that delivery ends. On failure
-// nothing is registered, `*out_subscription` is not written and `user_data_free` is not called
-// (`user_data` stays the caller's).
-//
-// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `callback`
-// or `out_subscription` is NULL; `DEPOSITKIT_STATUS_DEPOSIT_SDK` when the client is closed.
-// Does not block. Thread-safe (also from inside a callback).
-//
-// # Safety
-// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
-// `out_subscription` must be NULL or point to a writable `uint64_t`. `callback` must follow
-// the rules of `depositkit_event_callback`; `user_data` (which may be NULL) must stay valid
-// for it until `user_data_free` is called (or, without `user_data_free`, until the
-// subscription is dropped) and may be used on the dispatcher thread; `user_data_free` must be
-// safe to call on any thread and must not unwind or `longjmp`.
-depositkit_status depositkit_deposit_client_subscribe(const depositkit_deposit_client *client,
-                                                      depositkit_event_callback callback,
-                                                      void *user_data,
-                                                      depositkit_user_data_free user_data_free,
-                                                      uint64_t *out_subscription);
-
-// Removes a subscription made by `depositkit_deposit_client_subscribe` or
-// `depositkit_deposit_client_subscribe_notifications` (the two share one space of ids).
-//
-// On success `*out_removed` tells whether `subscription` was subscribed (false for an unknown
-// id, one already removed, or after `_close`). When it was, its callback is not called again;
-// called outside a callback, this waits for a call of it that is running on the dispatcher to
-// return, so once it returns no call is running and its `user_data_free` has been called (on
-// this thread). Called from inside a callback (of any client) it never waits: a callback may
-// unsubscribe itself (it returns normally; its `user_data_free` runs after it returns) or
-// another subscription. Its `user_data_free` is called as described at
-// `depositkit_deposit_client_subscribe`.
-//
-// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or
-// `out_removed` is NULL. Works on a closed client too. Thread-safe.
-//
-// # Safety
-// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_removed`
-// must be NULL or point to a writable `bool`.
-depositkit_status depositkit_deposit_client_unsubscribe(const depositkit_deposit_client *client,
-                                                        uint64_t subscription,
-                                                        bool *out_removed);
-
-// Callback calls that returned non-zero so far, over every subscription of the client (event
-// and notification callbacks).
-//
-// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
-// Thread-safe.
-//
-// # Safety
-// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
-// must be NULL or point to a writable `uint64_t`.
-depositkit_status depositkit_deposit_client_callback_errors(const depositkit_deposit_client *client,
-                                                            uint64_t *out_count);
-
-// Takes the oldest event from the client's pull queue, waiting at most `timeout_ms`
-// milliseconds for one to arrive (0: do not wait).
-//
-// Every event is queued, whether or not callbacks are subscribed; the queue holds
-// `eventQueueCapacity` events (default 1024) and, when full, drops the oldest
-// (`depositkit_deposit_client_dropped_events`). Each event is taken by one caller only.
-//
-// On success `*out_event_json` is a new string owned by the caller (free it with
-// `depositkit_string_free`): one event, in the shapes described at
-// `depositkit_deposit_client_subscribe`. Otherwise it is not written.
-//
-// Returns:
-// - `DEPOSITKIT_STATUS_OK` with an event;
-// - `DEPOSITKIT_STATUS_TIMEOUT` when no event arrived within `timeout_ms`: the normal outcome
-//   of a quiet period, not an error of the client (the last-error message just says how long
-//   it waited);
-// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` at once when the client is closed and its queue is empty:
-//   no event will ever come;
-// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client` or `out_event_json` is NULL.
-//
-// Blocks the calling thread up to `timeout_ms`. Thread-safe: several threads may wait at once.
-//
-// # Safety
-// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
-// `out_event_json` must be NULL or point to a writable `char *`.
-depositkit_status depositkit_deposit_client_next_event(const depositkit_deposit_client *client,
-                                                       uint64_t timeout_ms,
-                                                       char **out_event_json);
-
-// Events dropped from the client's pull queue so far because it was full (the oldest is
-// dropped to make room).
-//
-// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
-// Thread-safe.
-//
-// # Safety
-// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_count`
-// must be NULL or point to a writable `uint64_t`.
-depositkit_status depositkit_deposit_client_dropped_events(const depositkit_deposit_client *client,
-                                                           uint64_t *out_count);
-
-// The events after `cursor` (an event id; 0 for the start), oldest first, at most `limit`
-// (0: no limit): what a host missed while it was down or because the pull queue overflowed.
-// With `storePath` every event the client ever emitted is kept, with the same ids after a
-// restart; without it, the last `eventQueueCapacity`. A host that must not miss a credit keeps
-// the id of the last event it handled and, after a restart, handles the events since that id
-// first.
-//
-// On success `*out_events_json` is a new string owned by the caller (free it with
-// `depositkit_string_free`): a JSON array of events in the shapes described at
-// `depositkit_deposit_client_subscribe`, each with its `"id"` and `"at"`. On failure it is not
-// written.
-//
-// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NOT_FOUND` when events after `cursor` are
-// no longer kept (without `storePath`); `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for a cursor past
-// the last event id; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
-// `DEPOSITKIT_STATUS_NULL_ARGUMENT`. Does not block on the network (reads the store file).
-// Thread-safe; works on a closed client too.
-//
-// # Safety
-// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
-// `out_events_json` must be NULL or point to a writable `char *`.
-depositkit_status depositkit_deposit_client_events_since(const depositkit_deposit_client *client,
-                                                         uint64_t cursor,
-                                                         uint64_t limit,
-                                                         char **out_events_json);
-
-// The id of the last event the client emitted (0: none yet).
-//
-// On success `*out_id` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
-// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too.
-// Does not block. Thread-safe.
-//
-// # Safety
-// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_id` must
-// be NULL or point to a writable `uint64_t`.
-depositkit_status depositkit_deposit_client_last_event_id(const depositkit_deposit_client *client,
-                                                          uint64_t *out_id);
-
-// Deposit `deposit_id`'s phase history: its `deposit:lifecycle` events and `refund:update`s,
-// oldest first, with their ids (complete with `storePath`; without it, what the in-memory log
-// still holds; an unknown id has an empty history).
-//
-// On success `*out_events_json` is a new string owned by the caller (free it with
-// `depositkit_string_free`): a JSON array as `depositkit_deposit_client_events_since` gives.
-// On failure it is not written.
-//
-// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INTERNAL` when the store cannot be read;
-// `DEPOSITKIT_STATUS_NULL_ARGUMENT`; `DEPOSITKIT_STATUS_INVALID_UTF8`. Does not block on the
-// network. Thread-safe; works on a closed client too.
-//
-// # Safety
-// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `deposit_id`
-// must be NULL or a NUL-terminated string; `out_events_json` must be NULL or point to a
-// writable `char *`.
-depositkit_status depositkit_deposit_client_deposit_history(const depositkit_deposit_client *client,
-                                                            const char *deposit_id,
-                                                            char **out_events_json);
 
 // Refunds deposit `deposit_id` now (spec `refund`): one attempt, through the client's serial
 // queue (never at the same time as a sweep), whatever the `refund` option says.
