@@ -15,6 +15,7 @@
 pub(crate) mod client;
 pub mod config;
 pub mod dispatch;
+mod engine;
 pub mod events;
 pub mod history;
 mod hub;
@@ -25,6 +26,7 @@ pub(crate) mod poller;
 mod records;
 mod recovery;
 mod refund;
+mod send;
 pub mod status;
 mod store;
 mod sweeper;

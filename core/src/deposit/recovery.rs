@@ -19,13 +19,16 @@
 
 use std::sync::Arc;
 
-use super::client::{CREDITED, DepositState, Inner, closed_write, now_ms};
 use super::config::Destination;
+use super::engine::{CREDITED, Inner, closed_write};
 use super::events::{DepositEvent, DepositPhase};
-use super::machine::{Input, Next};
-use super::model::{DetectedDeposit, RecoveryResult, RecoveryStatus, SweepResult, SweepStatus};
+use super::machine::{DepositState, Input, Next};
+use super::model::{
+    DetectedDeposit, RecoveryResult, RecoveryStatus, SweepResult, SweepStatus, explorer_tx_url,
+    now_ms,
+};
+use super::send::{Delivery, Progress, SentQuote, delivered, set_progress, take_progress};
 use super::store::Change;
-use super::sweeper::{Delivery, Progress, SentQuote, delivered, set_progress, take_progress};
 use super::watcher::DUST_THRESHOLD_USD;
 use crate::chains::Chain;
 use crate::error::Result;
@@ -204,6 +207,7 @@ impl Inner {
             Err(e) => return Err((RecoveryStatus::Failed, format!("Quote failed: {e}"))),
         };
         let signature = self
+            .services()
             .sign(&quote.root_hash)
             .await
             .map_err(|e| (RecoveryStatus::Failed, format!("Signing failed: {e}")))?;
@@ -215,7 +219,7 @@ impl Inner {
             to_sender: false,
         };
         set_progress(progress, &sent);
-        match self.execute(&sent).await {
+        match self.services().execute(&sent).await {
             Delivery::Done(answer) => Ok((sent, answer)),
             Delivery::NotExecuted(error) => Err((RecoveryStatus::Failed, error)),
             Delivery::Unknown(why) => Err((
@@ -248,8 +252,7 @@ impl Inner {
             })
             .map(|r| r.deposit.id.clone())
             .collect();
-        let explorer =
-            crate::deposit::explorer_tx_url(destination.chain_id, &tx).unwrap_or_default();
+        let explorer = explorer_tx_url(destination.chain_id, &tx).unwrap_or_default();
         for id in ids {
             // Recovery moved a failed deposit's money: the machine ends it credited.
             let recovered = state.deposits.get_mut(&id).map(|r| r.advance(Input::Recovered));

@@ -1,48 +1,43 @@
 //! [`DepositClient`]: the synchronous facade over the watcher, the sweeper and the events.
 
-use std::collections::{HashMap, VecDeque};
-use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use super::config::{
     DepositClientConfig, Destination, DestinationConfig, NotificationsConfig, RefundConfig,
-    ResolvedConfig, resolve_destination,
+    resolve_destination,
 };
+use super::engine::{Job, State};
 use super::events::{
-    DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,
-    NotificationsCallback, RecordedEvent, RecordedEventCallback, SubscriptionId,
+    DepositEvent, DepositLifecycleEvent, EventCallback, NotificationsCallback, RecordedEvent,
+    RecordedEventCallback, SubscriptionId,
 };
 use super::history::{DEFAULT_PAGE_SIZE, HistoryCaches, MAX_PAGE_SIZE, TokenTransactionFilter};
 use super::hub::{Dispatcher, EventHub};
-use super::machine::{self, Admission, Command, Effect, Input};
+use super::machine::Command;
 use super::model::{
     DepositAddresses, DetectedDeposit, RecoveryResult, RefundEligibility, RefundReason,
-    RefundResult, RefundStatus, SweepResult, SweepStatus,
+    RefundResult, SweepResult, now_ms,
 };
 use super::notifications::{NotificationRecord, NotificationStore};
-use super::poller::{BalancePoller, Batched, next_tick};
-use super::status::{ClientCall, ClientStatus, Lifecycle, StatusTracker};
-use super::store::{self, AttemptWrite, Change, DepositStore, RecordWrite, Restored};
-use super::sweeper::Job;
-use super::watcher::{Detector, Finding, Thresholds};
+use super::poller::BalancePoller;
+use super::records::DepositRecord;
+use super::status::{ClientCall, ClientStatus, Lifecycle};
+use super::store::DepositStore;
+use super::watcher::{Detector, Thresholds};
 use crate::chains::Chain;
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::funding::Funding;
-use crate::onramp::OnrampOrder;
 use crate::runtime::Runtime;
 use crate::services::{
-    AccountClient, AccountInfo, BalanceLine, CallError, JwtClient, SessionManager, SignerClient,
-    TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
+    AccountClient, CallError, JwtClient, SessionManager, SignerClient, TokenTransactionsResponse,
+    TransactionsResponse, UaTransaction, with_session,
 };
-use crate::validate::{evm_address_problem, solana_address_problem};
 
-mod engine;
 mod history;
 mod observe;
 mod refunds;
@@ -50,196 +45,8 @@ mod refunds;
 /// How long `close()` (and drop) waits for the event dispatcher to deliver what is queued.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 const DROP_TIMEOUT: Duration = Duration::from_secs(2);
-/// Sweep and refund results kept for [`DepositClient::sweep_result`] and
-/// [`DepositClient::refund_result`].
-const REMEMBERED_RESULTS: usize = 1000;
-
-// The deposit lifecycle lives in `machine`: every state change below is a step of it.
-pub(crate) use super::machine::DepositState;
-
-pub(crate) use super::records::{DepositRecord, RefundProgress, SentQuote};
-
-/// How a deposit that left the table ended, in the store.
-pub(crate) const CREDITED: &str = "credited";
-/// See [`CREDITED`].
-pub(crate) const REFUNDED: &str = "refunded";
-
-/// The store write of a record in the table.
-pub(crate) fn open_write(record: &DepositRecord) -> RecordWrite {
-    RecordWrite {
-        id: record.deposit.id.clone(),
-        seq: record.seq,
-        state: record.state.as_str(),
-        open: true,
-        record: store::record_json(record),
-    }
-}
-
-/// The store write of a record that left the table, ending as `end` ([`CREDITED`] or
-/// [`REFUNDED`]).
-pub(crate) fn closed_write(record: &DepositRecord, end: &'static str) -> RecordWrite {
-    RecordWrite {
-        id: record.deposit.id.clone(),
-        seq: record.seq,
-        state: end,
-        open: false,
-        record: store::record_json(record),
-    }
-}
-
-/// Everything mutable of a client, behind one short-held lock (never across an await, never
-/// while a callback runs).
-pub(crate) struct State {
-    pub status: StatusTracker,
-    pub account: Option<AccountInfo>,
-    pub wallet: Option<String>,
-    pub destination: Destination,
-    pub deposits: HashMap<String, DepositRecord>,
-    next_seq: u64,
-    pub results: HashMap<String, SweepResult>,
-    result_order: VecDeque<String>,
-    /// Final refund results of deposits that left the table (and skipped/failed ones).
-    pub refunds: HashMap<String, RefundResult>,
-    refund_order: VecDeque<String>,
-    watcher: Option<JoinHandle<()>>,
-    pub jobs: Option<mpsc::UnboundedSender<Job>>,
-    executor: Option<JoinHandle<()>>,
-    notes_timer: Option<JoinHandle<()>>,
-    pub timers: Vec<JoinHandle<()>>,
-    /// A recovery is queued or running.
-    pub recovering: usize,
-}
-
-impl State {
-    /// Admits `command` for deposit `deposit_id` (in the table) — the one answer of
-    /// [`machine::admits`] — and takes the admitted step; the record and the queue to send its
-    /// job to.
-    pub fn admit(
-        &mut self,
-        deposit_id: &str,
-        command: Command,
-    ) -> Result<(&mut DepositRecord, mpsc::UnboundedSender<Job>)> {
-        let record = self.deposits.get_mut(deposit_id).ok_or_else(|| {
-            Error::new(ErrorKind::NotFound, format!("Deposit {} not found", quote(deposit_id)))
-        })?;
-        if let Admission::Refuse(why) = machine::admits(record.state, command) {
-            let kind = match command {
-                Command::Sweep => ErrorKind::Sweep,
-                Command::Refund => ErrorKind::Refund,
-            };
-            return Err(Error::new(kind, why.message(&quote(deposit_id))));
-        }
-        let Some(jobs) = self.jobs.clone().filter(|tx| !tx.is_closed()) else {
-            return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
-        };
-        // Admitted: the step queues the job (an unresolved send is resolved first).
-        record.advance(Input::Requested(command)).map_err(|_| {
-            Error::new(ErrorKind::Internal, "the deposit machine admitted, then refused")
-        })?;
-        Ok((record, jobs))
-    }
-
-    /// Recounts the deposits whose money moves; the new status if it changed.
-    pub fn recount(&mut self) -> Option<ClientStatus> {
-        let busy = self.deposits.values().filter(|r| r.state.busy()).count() + self.recovering;
-        self.status.set_sweeps(busy)
-    }
-
-    /// The store write of deposit `id` while it is in the table.
-    pub fn write_of(&self, id: &str) -> Option<RecordWrite> {
-        self.deposits.get(id).map(open_write)
-    }
-
-    pub fn remember_result(&mut self, result: SweepResult) {
-        let id = result.deposit_id.clone();
-        if self.results.insert(id.clone(), result).is_none() {
-            self.result_order.push_back(id);
-        }
-        while self.result_order.len() > REMEMBERED_RESULTS {
-            if let Some(old) = self.result_order.pop_front() {
-                self.results.remove(&old);
-            }
-        }
-    }
-
-    pub fn remember_refund(&mut self, result: RefundResult) {
-        let id = result.deposit_id.clone();
-        if self.refunds.insert(id.clone(), result).is_none() {
-            self.refund_order.push_back(id);
-        }
-        while self.refund_order.len() > REMEMBERED_RESULTS {
-            if let Some(old) = self.refund_order.pop_front() {
-                self.refunds.remove(&old);
-            }
-        }
-    }
-
-    /// Why deposit `id`, which is not in the table, cannot be swept or refunded.
-    pub fn gone_reason(&self, id: &str) -> Option<String> {
-        if let Some(refund) = self.refunds.get(id).filter(|r| r.status == RefundStatus::Success) {
-            return Some(format!(
-                "Deposit {} was already refunded{}",
-                quote(id),
-                refund
-                    .tx_hash
-                    .as_deref()
-                    .map(|t| format!(" (transaction {t})"))
-                    .unwrap_or_default()
-            ));
-        }
-        if let Some(sweep) = self.results.get(id).filter(|r| r.status == SweepStatus::Success) {
-            return Some(format!(
-                "Deposit {} was credited (transaction {}); a credited deposit cannot be refunded",
-                quote(id),
-                sweep.transaction_id
-            ));
-        }
-        None
-    }
-
-    /// Spawns `work` after `delay`, kept so that `close()` can abort it.
-    pub fn after(
-        &mut self,
-        runtime: &Runtime,
-        delay: Duration,
-        work: impl Future<Output = ()> + Send + 'static,
-    ) {
-        self.timers.retain(|t| !t.is_finished());
-        self.timers.push(runtime.spawn(async move {
-            tokio::time::sleep(delay).await;
-            work.await;
-        }));
-    }
-}
-
-/// The shared core of a client; tasks hold it weakly.
-pub(crate) struct Inner {
-    pub runtime: Arc<Runtime>,
-    pub config: ResolvedConfig,
-    pub thresholds: Thresholds,
-    pub session: SessionManager,
-    pub signer: SignerClient,
-    pub account: AccountClient,
-    /// The process's batcher of balance polls for this client's account service.
-    pub(crate) poller: Arc<BalancePoller>,
-    pub hub: Arc<EventHub>,
-    state: Mutex<State>,
-    pub(crate) detector: tokio::sync::Mutex<Detector>,
-    pub(crate) history: Mutex<HistoryCaches>,
-    /// Fund from wallet: settings, wallets, node clients (`crate::funding`).
-    pub(crate) funding: Arc<Funding>,
-    /// The last completed onramp order (`crate::onramp`).
-    pub(crate) onramp_order: Mutex<Option<OnrampOrder>>,
-    closed: AtomicBool,
-}
-
-pub(crate) use super::model::now_ms;
-
-// The engine's methods of `Inner` live in `engine.rs`.
-
-pub(crate) fn not_initialized() -> Error {
-    Error::configuration("Client not initialized. Call initialize() first.")
-}
+// The engine (`Inner`, its `State`) is below the facade: `super::engine`.
+pub(crate) use super::engine::{Inner, not_initialized};
 
 /// The deposit client (spec §4): deposit addresses, a watcher, a sweeper that delivers each
 /// deposit to the destination, and lifecycle events.
@@ -365,24 +172,7 @@ impl DepositClient {
             resolved.min_value_usd,
             resolved.http.clone(),
         ));
-        let state = State {
-            status: StatusTracker::default(),
-            account: None,
-            wallet: None,
-            destination: resolved.destination.clone(),
-            deposits: HashMap::new(),
-            next_seq: 0,
-            results: HashMap::new(),
-            result_order: VecDeque::new(),
-            refunds: HashMap::new(),
-            refund_order: VecDeque::new(),
-            watcher: None,
-            jobs: None,
-            executor: None,
-            notes_timer: None,
-            timers: Vec::new(),
-            recovering: 0,
-        };
+        let state = State::new(resolved.destination.clone());
         let inner = Arc::new(Inner {
             runtime,
             config: resolved,
@@ -720,8 +510,7 @@ impl DepositClient {
     }
 
     fn shutdown(&self, timeout: Duration) {
-        let first = !self.inner.closed.swap(true, Ordering::AcqRel);
-        if first {
+        if self.inner.close() {
             let change = {
                 let mut state = self.inner.state();
                 let tasks = [state.watcher.take(), state.executor.take(), state.notes_timer.take()];

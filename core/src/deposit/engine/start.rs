@@ -1,0 +1,130 @@
+//! How a client starts: the session, the signer's wallet and the account (`initialize()`'s
+//! network part), then what an earlier run left in the store, resumed.
+
+use std::sync::Arc;
+
+use super::{Inner, Job, State};
+use crate::deposit::machine::{Effect, Input};
+use crate::deposit::model::now_ms;
+use crate::deposit::store::Restored;
+use crate::deposit::watcher::Detector;
+use crate::describe::quote;
+use crate::error::{Error, ErrorKind, Result};
+use crate::services::{AccountInfo, with_session};
+use crate::validate::{evm_address_problem, solana_address_problem};
+
+impl Inner {
+    /// `initialize()`'s network part: session, wallet check, account.
+    pub(crate) async fn init_async(self: Arc<Self>) -> Result<(AccountInfo, String)> {
+        self.session.get().await?;
+        let wallet = with_session(&self.session, |jwt| {
+            let signer = &self.signer;
+            async move { signer.wallet(&jwt).await }
+        })
+        .await
+        .map_err(|e| match e {
+            crate::services::CallError::Service(s) if s.status == 401 => Error::new(
+                ErrorKind::Authentication,
+                format!("the signer refused the intermediary session: {s}"),
+            ),
+            other => {
+                other.into_error(ErrorKind::Authentication, "Fetching the intermediary wallet")
+            }
+        })?;
+        if let Some(reason) = evm_address_problem(&wallet) {
+            return Err(Error::new(
+                ErrorKind::Protocol,
+                format!(
+                    "the signer returned an invalid wallet address {} ({reason})",
+                    quote(&wallet)
+                ),
+            ));
+        }
+        if let Some(expected) = &self.config.intermediary
+            && !expected.eq_ignore_ascii_case(&wallet)
+        {
+            return Err(Error::configuration(format!(
+                "intermediaryAddress {} does not match the signer's wallet {} for this owner",
+                quote(expected),
+                quote(&wallet)
+            )));
+        }
+        let info = with_session(&self.session, |jwt| {
+            let account = &self.account;
+            let wallet = wallet.clone();
+            async move { account.init_account(&jwt, &wallet).await }
+        })
+        .await
+        .map_err(|e| {
+            e.into_error(ErrorKind::UniversalAccount, "Failed to initialize Universal Account")
+        })?;
+        if let Some(reason) = evm_address_problem(&info.evm_address) {
+            return Err(Error::new(
+                ErrorKind::UniversalAccount,
+                format!(
+                    "Failed to get EVM smart account address: {} ({reason})",
+                    quote(&info.evm_address)
+                ),
+            ));
+        }
+        if let Some(reason) = solana_address_problem(&info.solana_address) {
+            return Err(Error::new(
+                ErrorKind::UniversalAccount,
+                format!(
+                    "Failed to get Solana smart account address: {} ({reason})",
+                    quote(&info.solana_address)
+                ),
+            ));
+        }
+        Ok((info, wallet))
+    }
+
+    /// Reads what an earlier run of this client left in the store (nothing without one).
+    pub(crate) fn load_store(&self, account_id: &str) -> Result<Restored> {
+        let store = self.hub.store();
+        store.bind_account(account_id, now_ms())?;
+        store.load()
+    }
+
+    /// Puts an earlier run's state back and restarts its work: every deposit where it was,
+    /// each quote that may have been sent resolved with that same quote. Called by
+    /// `initialize()` with the executor running and the state lock held.
+    pub(crate) fn resume(self: &Arc<Self>, state: &mut State, restored: Restored) -> Result<()> {
+        if let Some(snapshot) = &restored.detector {
+            let mut detector = self.detector.try_lock().map_err(|_| {
+                Error::new(ErrorKind::Internal, "the watcher ran while the client was starting")
+            })?;
+            *detector = Detector::restore(snapshot, &restored.known_ids);
+        }
+        for result in restored.sweep_results {
+            state.remember_result(result);
+        }
+        for result in restored.refund_results {
+            state.remember_refund(result);
+        }
+        state.next_seq = state.next_seq.max(restored.next_seq);
+        self.hub.restore_notifications(restored.notifications);
+        let Some(jobs) = state.jobs.clone() else { return Ok(()) };
+        for mut record in restored.deposits {
+            let id = record.deposit.id.clone();
+            // A quote that may have been sent is resolved with that same quote, first: the
+            // attempt that resumes finds it as the record's unresolved quote.
+            let sent = record.in_flight.take().or_else(|| record.unresolved.take());
+            record.unresolved = sent;
+            let Ok(step) = record.advance(Input::Restarted) else { continue };
+            state.deposits.insert(id.clone(), record);
+            match step.effect {
+                Some(Effect::QueueSweep) => {
+                    drop(jobs.send(Job::Sweep { deposit_id: id, reply: None }));
+                }
+                Some(Effect::QueueRefund) => {
+                    drop(jobs.send(Job::Refund { deposit_id: id, reply: None }));
+                }
+                Some(Effect::ScheduleRetry) => self.schedule_retry(state, &id),
+                Some(Effect::ScheduleRefund) => self.schedule_refund(state, &id),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

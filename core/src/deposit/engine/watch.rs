@@ -1,0 +1,140 @@
+//! Polls and detection: the account's balances read (batched with other clients'), the
+//! detector's findings registered and reported, their sweeps queued; the watch loop.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use super::{Inner, Job};
+use crate::deposit::events::{DepositEvent, DepositLifecycleEvent, DepositPhase};
+use crate::deposit::machine::{self, Effect};
+use crate::deposit::model::now_ms;
+use crate::deposit::poller::{Batched, next_tick};
+use crate::deposit::records::DepositRecord;
+use crate::deposit::store::Change;
+use crate::deposit::watcher::{Detector, Finding};
+use crate::error::{ErrorKind, Result};
+use crate::services::{BalanceLine, CallError, with_session};
+
+impl Inner {
+    /// One poll: fetch balances, detect, register and report deposits, queue their sweeps.
+    /// Polls never overlap (the detector's lock is held for the whole cycle).
+    pub async fn poll_once(self: Arc<Self>) -> Result<Vec<DepositLifecycleEvent>> {
+        let mut detector = self.detector.lock().await;
+        let (events, _) = self.poll_locked(&mut detector).await?;
+        drop(detector);
+        Ok(events)
+    }
+
+    /// The account's balance lines, read in a batch with other clients' polls of the same
+    /// service ([`super::poller`]); alone, with the session renewed once on a 401, when the
+    /// service refused the batch.
+    pub async fn balance_lines(&self, account_id: &str) -> Result<Vec<BalanceLine>> {
+        let failed =
+            |e: CallError| e.into_error(ErrorKind::UniversalAccount, "Failed to get balances");
+        let session = self.session.get().await.map_err(|e| failed(CallError::Session(e)))?;
+        match self.poller.lines(account_id, &session.jwt).await {
+            Batched::Lines(lines) => return Ok(lines),
+            Batched::Failed(error) => return Err(failed(error)),
+            Batched::Refused => {}
+        }
+        let balances = with_session(&self.session, |jwt| {
+            let account = &self.account;
+            async move { account.balances(&jwt, &[account_id], &[]).await }
+        })
+        .await
+        .map_err(failed)?;
+        Ok(balances.get(account_id).cloned().unwrap_or_default())
+    }
+
+    /// A poll with the detector held by the caller; also returns the balance lines read.
+    pub async fn poll_locked(
+        self: &Arc<Self>,
+        detector: &mut Detector,
+    ) -> Result<(Vec<DepositLifecycleEvent>, Vec<BalanceLine>)> {
+        let account_id = self.account_id()?;
+        let lines = self.balance_lines(&account_id).await?;
+        let version = detector.version();
+        let findings = detector.observe(&account_id, &lines, &self.thresholds, now_ms());
+        // New deposits and the baselines that found them are saved together: a restart neither
+        // loses them nor reports them again.
+        let mut change = Change {
+            detector: (detector.version() != version).then(|| detector.snapshot()),
+            ..Change::default()
+        };
+        let mut events = Vec::new();
+        let mut status = None;
+        {
+            let mut state = self.state();
+            let destination = state.destination.clone();
+            for finding in findings {
+                match finding {
+                    Finding::Deposit(deposit, range) => {
+                        if state.deposits.contains_key(&deposit.id)
+                            || state.results.contains_key(&deposit.id)
+                            || state.refunds.contains_key(&deposit.id)
+                        {
+                            continue;
+                        }
+                        events.push(Inner::lifecycle(
+                            DepositPhase::Detected,
+                            &deposit,
+                            &destination,
+                        ));
+                        let auto = self.config.auto_sweep && state.jobs.is_some();
+                        let (lifecycle, effect) = machine::detected(auto);
+                        let seq = state.next_seq;
+                        state.next_seq += 1;
+                        let id = deposit.id.clone();
+                        state.deposits.insert(
+                            id.clone(),
+                            DepositRecord::new(deposit, range, seq, lifecycle.state),
+                        );
+                        change.records.extend(state.write_of(&id));
+                        if effect == Some(Effect::QueueSweep)
+                            && let Some(tx) = &state.jobs
+                        {
+                            // The job waits in the queue until the events below are out:
+                            // the executor needs this lock to start it.
+                            let _ = tx.send(Job::Sweep { deposit_id: id, reply: None });
+                        }
+                    }
+                    Finding::BelowThreshold(deposit, why) => {
+                        let mut event =
+                            Inner::lifecycle(DepositPhase::BelowThreshold, &deposit, &destination);
+                        event.error = Some(why);
+                        events.push(event);
+                    }
+                }
+            }
+            if !events.is_empty() {
+                status = state.recount();
+                self.invalidate_history();
+            }
+            change.events = events.iter().cloned().map(DepositEvent::Lifecycle).collect();
+            self.hub.commit(change);
+        }
+        self.emit_status(status);
+        Ok((events, lines))
+    }
+
+    /// One poll now, then one at every multiple of `interval` on the process-wide grid
+    /// ([`next_tick`]), so that the polls of all clients with this interval share batches. A
+    /// poll longer than the interval skips the ticks it missed (polls never overlap).
+    pub(crate) async fn watch_loop(weak: Weak<Inner>, interval: Duration) {
+        let mut ticker = tokio::time::interval_at(next_tick(interval), interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut first = true;
+        loop {
+            if !std::mem::take(&mut first) {
+                ticker.tick().await;
+            }
+            let Some(inner) = weak.upgrade() else { return };
+            if inner.is_closed() {
+                return;
+            }
+            if let Err(error) = Arc::clone(&inner).poll_once().await {
+                inner.emit_error(&error);
+            }
+        }
+    }
+}
