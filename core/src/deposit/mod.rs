@@ -23,6 +23,7 @@ mod machine;
 pub mod model;
 pub mod notifications;
 pub(crate) mod poller;
+pub(crate) mod port;
 mod records;
 mod recovery;
 mod refund;

@@ -12,14 +12,19 @@
 //! - [`evm_transfer`] and [`solana_transfer`]: `fund_from_wallet` on each chain family;
 //! - [`transfer`]: [`FundingTransferResult`] and the shared failure messages.
 //!
+//! - `face.rs`: what a client's funding calls check and run off the caller's thread, through
+//!   the client's narrow interface (`deposit/port.rs`); the public methods are
+//!   [`DepositClient`](crate::deposit::DepositClient)'s.
+//!
 //! Everything here is synchronous (the wallets and nodes answer one request at a time); the
-//! [`DepositClient`](crate::deposit::DepositClient) runs it on the runtime's blocking pool
-//! under its call timeout.
+//! client runs it on the runtime's blocking pool under its call timeout. Funding owns its
+//! settings ([`FundingConfig`](crate::deposit::FundingConfig), declared with the client's other
+//! options) and imports nothing of the client but its port.
 
 pub mod balance;
 pub mod balances;
-mod client;
 pub mod evm_transfer;
+mod face;
 pub mod provider;
 pub mod solana_transfer;
 pub mod transfer;
@@ -36,7 +41,7 @@ pub use transfer::FundingTransferResult;
 
 use crate::chain::evm::EvmRpc;
 use crate::chain::solana::SolanaRpc;
-use crate::deposit::FundingConfig;
+use crate::deposit::config::FundingConfig;
 use crate::error::{Error, Result};
 use crate::http::JsonPoster;
 use crate::services::HttpSettings;

@@ -4,60 +4,65 @@
 //! The widget URL carries the partner key, so depositkit never logs it; neither
 //! [`OnrampConfig`]'s nor the client's `Debug` shows it.
 //!
-//! `messages.rs`: the widget's networks, events and orders (data); `widget.rs`: the widget URL.
+//! `messages.rs`: the widget's networks, events and orders (data); `widget.rs`: the widget URL;
+//! here: a client's onramp ([`Onramp`]: its settings and last order), which talks to the client
+//! only through its narrow interface (`deposit/port.rs`). The public methods are
+//! [`DepositClient`](crate::deposit::DepositClient)'s. The onramp owns its settings
+//! ([`OnrampConfig`], declared with the client's other options).
 
 pub(crate) mod messages;
 mod widget;
 
+use std::sync::Mutex;
+
 use serde_json::Value;
 
 use crate::deposit::config::{OnrampConfig, OnrampMode};
+use crate::deposit::events::DepositEvent;
+use crate::deposit::port::ClientPort;
 use crate::deposit::status::ClientCall;
-use crate::deposit::{DepositClient, DepositEvent};
 use crate::error::{Error, Result};
 
 pub use messages::{OnrampEventName, OnrampOrder, network_chain_id, network_name, parse_message};
 pub(crate) use widget::new_partner_order_id;
 pub use widget::widget_url;
 
-impl DepositClient {
-    fn ensure_onramp(&self, call: ClientCall) -> Result<&OnrampConfig> {
-        self.inner.guard(call)?;
-        let config = &self.inner.config.onramp;
-        if !config.enabled {
+/// The onramp of one client: its settings and the last completed order it was told about.
+pub(crate) struct Onramp {
+    config: OnrampConfig,
+    last_order: Mutex<Option<OnrampOrder>>,
+}
+
+impl Onramp {
+    /// The onramp of a client configured with `config`.
+    pub(crate) fn new(config: OnrampConfig) -> Onramp {
+        Onramp { config, last_order: Mutex::new(None) }
+    }
+
+    /// The first checks of an onramp call: the client answers `call`, the onramp is enabled.
+    fn admit(&self, client: &impl ClientPort, call: ClientCall) -> Result<()> {
+        client.admit(call)?;
+        if !self.config.enabled {
             return Err(Error::configuration("onramp is not enabled"));
         }
-        Ok(config)
+        Ok(())
     }
 
-    /// The onramp widget's URL for the current destination, for the host to open (an overlay
-    /// iframe or a new tab, per `onramp.mode`). `fiat_amount` overrides
-    /// `onramp.defaultFiatAmount`. The URL carries the partner key: do not log it.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) when the onramp is not
-    /// enabled or does not serve the destination chain;
-    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) for a non-positive or
-    /// non-finite amount.
-    pub fn open_onramp(&self, fiat_amount: Option<f64>) -> Result<String> {
-        let config = self.ensure_onramp(ClientCall::OpenOnramp)?;
-        let destination = self.get_destination()?;
-        widget_url(config, &destination, fiat_amount, &new_partner_order_id())
+    /// `open_onramp`: the widget URL for the client's current destination.
+    pub(crate) fn open(
+        &self,
+        client: &impl ClientPort,
+        fiat_amount: Option<f64>,
+    ) -> Result<String> {
+        self.admit(client, ClientCall::OpenOnramp)?;
+        let destination = client.destination();
+        widget_url(&self.config, &destination, fiat_amount, &new_partner_order_id())
     }
 
-    /// Takes in a message the overlay widget posted (`{"event": "<name>", "data": {…}}`, or
-    /// that JSON as a string): emits `onramp:<name>` with the data, and for `order_completed`
-    /// also `onramp:complete` with the [`OnrampOrder`], kept as
-    /// [`last_onramp_order`](DepositClient::last_onramp_order). Returns `true`. In redirect mode
-    /// there is no event channel: returns `false` and emits nothing.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) when the onramp is not
-    /// enabled; [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) for an unknown
-    /// event or a malformed message, naming it.
-    pub fn handle_onramp_message(&self, message: &Value) -> Result<bool> {
-        let config = self.ensure_onramp(ClientCall::HandleOnrampMessage)?;
-        if config.mode == OnrampMode::Redirect {
+    /// `handle_onramp_message`: the overlay's message reported as the client's events.
+    pub(crate) fn handle_message(&self, client: &impl ClientPort, message: &Value) -> Result<bool> {
+        self.admit(client, ClientCall::HandleOnrampMessage)?;
+        if self.config.mode == OnrampMode::Redirect {
             return Ok(false);
         }
         let (name, data) = parse_message(message)?;
@@ -65,21 +70,17 @@ impl DepositClient {
             OnrampEventName::OrderCompleted => Some(OnrampOrder::from_widget_order(&data)?),
             _ => None,
         };
-        self.inner.hub.emit(DepositEvent::Onramp { name, payload: data });
+        client.emit(DepositEvent::Onramp { name, payload: data });
         if let Some(order) = order {
-            *self.inner.onramp_order.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(order.clone());
-            self.inner.hub.emit(DepositEvent::OnrampComplete(order));
+            *self.last_order.lock().unwrap_or_else(|e| e.into_inner()) = Some(order.clone());
+            client.emit(DepositEvent::OnrampComplete(order));
         }
         Ok(true)
     }
 
-    /// The last completed onramp order this client was told about.
-    ///
-    /// # Errors
-    /// [`ErrorKind::DepositSdk`](crate::ErrorKind::DepositSdk) when the client is closed.
-    pub fn last_onramp_order(&self) -> Result<Option<OnrampOrder>> {
-        self.inner.guard(ClientCall::LastOnrampOrder)?;
-        Ok(self.inner.onramp_order.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    /// `last_onramp_order`.
+    pub(crate) fn last_order(&self, client: &impl ClientPort) -> Result<Option<OnrampOrder>> {
+        client.admit(ClientCall::LastOnrampOrder)?;
+        Ok(self.last_order.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 }

@@ -10,7 +10,7 @@ use super::config::{
     DepositClientConfig, Destination, DestinationConfig, NotificationsConfig, RefundConfig,
     resolve_destination,
 };
-use super::engine::{Job, State};
+use super::engine::{Inner, Job, State};
 use super::events::{
     DepositEvent, DepositLifecycleEvent, EventCallback, NotificationsCallback, RecordedEvent,
     RecordedEventCallback, SubscriptionId,
@@ -24,6 +24,7 @@ use super::model::{
 };
 use super::notifications::{NotificationRecord, NotificationStore};
 use super::poller::BalancePoller;
+use super::port::{ClientPort, not_initialized};
 use super::records::DepositRecord;
 use super::status::{ClientCall, ClientStatus, Lifecycle};
 use super::store::DepositStore;
@@ -32,22 +33,22 @@ use crate::chains::Chain;
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::funding::Funding;
+use crate::onramp::Onramp;
 use crate::runtime::Runtime;
 use crate::services::{
     AccountClient, CallError, JwtClient, SessionManager, SignerClient, TokenTransactionsResponse,
     TransactionsResponse, UaTransaction, with_session,
 };
 
+mod funding;
 mod history;
 mod observe;
+mod onramp;
 mod refunds;
 
 /// How long `close()` (and drop) waits for the event dispatcher to deliver what is queued.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 const DROP_TIMEOUT: Duration = Duration::from_secs(2);
-// The engine (`Inner`, its `State`) is below the facade: `super::engine`.
-pub(crate) use super::engine::{Inner, not_initialized};
-
 /// The deposit client (spec §4): deposit addresses, a watcher, a sweeper that delivers each
 /// deposit to the destination, and lifecycle events.
 ///
@@ -172,6 +173,7 @@ impl DepositClient {
             resolved.min_value_usd,
             resolved.http.clone(),
         ));
+        let onramp = Onramp::new(resolved.onramp.clone());
         let state = State::new(resolved.destination.clone());
         let inner = Arc::new(Inner {
             runtime,
@@ -186,7 +188,7 @@ impl DepositClient {
             detector: tokio::sync::Mutex::new(Detector::default()),
             history: Mutex::new(HistoryCaches::default()),
             funding,
-            onramp_order: Mutex::new(None),
+            onramp,
             closed: AtomicBool::new(false),
         });
         if inner.hub.has_notifications() {
@@ -281,12 +283,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] before [`initialize`](DepositClient::initialize).
     pub fn deposit_addresses(&self) -> Result<DepositAddresses> {
         self.inner.guard(ClientCall::DepositAddresses)?;
-        let state = self.inner.state();
-        let account = state.account.as_ref().ok_or_else(not_initialized)?;
-        Ok(DepositAddresses {
-            evm: account.evm_address.clone(),
-            solana: account.solana_address.clone(),
-        })
+        self.inner.deposit_addresses()
     }
 
     /// The universal account's id, once initialized.

@@ -22,8 +22,11 @@ use super::events::{DepositEvent, DepositLifecycleEvent, DepositPhase, EventDest
 use super::history::HistoryCaches;
 use super::hub::EventHub;
 use super::machine::{self, Admission, Command, Input};
-use super::model::{DetectedDeposit, RefundResult, RefundStatus, SweepResult, SweepStatus, now_ms};
+use super::model::{
+    DepositAddresses, DetectedDeposit, RefundResult, RefundStatus, SweepResult, SweepStatus, now_ms,
+};
 use super::poller::BalancePoller;
+use super::port::ClientPort;
 use super::records::{DepositRecord, SentQuote};
 use super::send::Services;
 use super::status::{ClientCall, ClientStatus, StatusTracker};
@@ -32,7 +35,7 @@ use super::watcher::{Detector, Thresholds};
 use crate::describe::quote;
 use crate::error::{Error, ErrorKind, Result};
 use crate::funding::Funding;
-use crate::onramp::OnrampOrder;
+use crate::onramp::Onramp;
 use crate::runtime::Runtime;
 use crate::services::{
     AccountClient, AccountInfo, CallError, Quote, QuoteDestination, QuotePurpose, QuoteRequest,
@@ -245,14 +248,13 @@ pub(crate) struct Inner {
     pub(crate) history: Mutex<HistoryCaches>,
     /// Fund from wallet: settings, wallets, node clients (`crate::funding`).
     pub(crate) funding: Arc<Funding>,
-    /// The last completed onramp order (`crate::onramp`).
-    pub(crate) onramp_order: Mutex<Option<OnrampOrder>>,
+    /// The fiat onramp: its settings and the last completed order (`crate::onramp`).
+    pub(crate) onramp: Onramp,
     pub(in crate::deposit) closed: AtomicBool,
 }
 
-pub(crate) fn not_initialized() -> Error {
-    Error::configuration("Client not initialized. Call initialize() first.")
-}
+// Its answer before `initialize()` is the port's: funding and the onramp give it too.
+pub(crate) use super::port::not_initialized;
 
 impl Inner {
     pub fn state(&self) -> MutexGuard<'_, State> {
@@ -405,5 +407,53 @@ impl Inner {
                 ))
             }
         }
+    }
+}
+
+/// What funding and the onramp may ask of the client (`port.rs`).
+impl ClientPort for Inner {
+    fn admit(&self, call: ClientCall) -> Result<()> {
+        self.guard(call)
+    }
+
+    fn deposit_addresses(&self) -> Result<DepositAddresses> {
+        let state = self.state();
+        let account = state.account.as_ref().ok_or_else(not_initialized)?;
+        Ok(DepositAddresses {
+            evm: account.evm_address.clone(),
+            solana: account.solana_address.clone(),
+        })
+    }
+
+    fn destination(&self) -> Destination {
+        self.state().destination.clone()
+    }
+
+    fn emit(&self, event: DepositEvent) {
+        self.hub.emit(event);
+    }
+
+    fn call_timeout(&self) -> Duration {
+        self.config.call_timeout
+    }
+
+    fn run_blocking<T: Send + 'static>(
+        &self,
+        what: &str,
+        work: impl FnOnce() -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let runtime = Arc::clone(&self.runtime);
+        let task_name = what.to_owned();
+        self.runtime
+            .block_on(what, self.config.call_timeout, async move {
+                runtime.spawn_blocking(work).await.map_err(|e| {
+                    Error::new(
+                        ErrorKind::Internal,
+                        format!("{task_name} failed: its task ended: {e}"),
+                    )
+                })
+            })
+            .and_then(|r| r)
+            .and_then(|r| r)
     }
 }

@@ -1,20 +1,16 @@
-//! The funding methods of [`DepositClient`] (`docs/funding.md` §6).
-//!
-//! Anything that talks to a wallet or a node runs on the runtime's blocking pool (wallets and
-//! nodes are called synchronously, and a host provider may block), and the caller waits at most
-//! `call_timeout_ms`, as for every other blocking method of the client.
+//! `DepositClient`'s funding methods (spec §1 "Fund from wallet", `docs/funding.md` §6): the
+//! public face of [`crate::funding`], which does the work and talks to the client only through
+//! its port (`deposit/port.rs`).
 
 use std::sync::Arc;
 
-use super::Funding;
-use super::balance::FundingBalance;
-use super::provider::{EvmProvider, WalletProvider};
-use super::transfer::{Deadline, FundingTransferResult};
-use crate::chains::{AddressType, get_address_type};
-use crate::deposit::DepositClient;
-use crate::deposit::client::not_initialized;
+use super::DepositClient;
 use crate::deposit::status::ClientCall;
-use crate::error::{Error, ErrorKind, Result};
+// The docs' links; nothing else needs it.
+#[cfg(doc)]
+use crate::error::ErrorKind;
+use crate::error::Result;
+use crate::funding::{EvmProvider, Funding, FundingBalance, FundingTransferResult, WalletProvider};
 use crate::units::U256;
 
 impl DepositClient {
@@ -25,23 +21,7 @@ impl DepositClient {
         what: &str,
         work: impl FnOnce(&Funding) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        self.inner.guard(call)?;
-        self.inner.funding.ensure_enabled()?;
-        let funding = Arc::clone(&self.inner.funding);
-        let runtime = Arc::clone(&self.inner.runtime);
-        let task_name = what.to_owned();
-        self.inner
-            .runtime
-            .block_on(what, self.inner.config.call_timeout, async move {
-                runtime.spawn_blocking(move || work(&funding)).await.map_err(|e| {
-                    Error::new(
-                        ErrorKind::Internal,
-                        format!("{task_name} failed: its task ended: {e}"),
-                    )
-                })
-            })
-            .and_then(|r| r)
-            .and_then(|r| r)
+        self.inner.funding.call(&*self.inner, call, what, work)
     }
 
     /// Sets the EVM funding wallet: a node URL holding the wallet's unlocked account, or a
@@ -52,8 +32,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] when funding is not enabled or the URL is not `http(s)://`;
     /// [`ErrorKind::InvalidArgument`] for an invalid address.
     pub fn set_evm_wallet(&self, provider: EvmProvider, address: Option<&str>) -> Result<()> {
-        self.inner.guard(ClientCall::SetEvmWallet)?;
-        self.inner.funding.ensure_enabled()?;
+        self.inner.funding.admit(&*self.inner, ClientCall::SetEvmWallet)?;
         self.inner.funding.set_evm_wallet(provider, address)
     }
 
@@ -68,8 +47,7 @@ impl DepositClient {
         provider: Arc<dyn WalletProvider>,
         address: Option<&str>,
     ) -> Result<()> {
-        self.inner.guard(ClientCall::SetSolanaWallet)?;
-        self.inner.funding.ensure_enabled()?;
+        self.inner.funding.admit(&*self.inner, ClientCall::SetSolanaWallet)?;
         self.inner.funding.set_solana_wallet(provider, address)
     }
 
@@ -176,24 +154,6 @@ impl DepositClient {
         balance: &FundingBalance,
         raw_amount: Option<U256>,
     ) -> Result<FundingTransferResult> {
-        self.inner.guard(ClientCall::FundFromWallet)?;
-        self.inner.funding.ensure_enabled()?;
-        balance.check_owner(self.inner.funding.client_id)?;
-        if raw_amount.is_some_and(|r| r.is_zero()) {
-            return Err(Error::invalid_argument("raw_amount must be more than 0"));
-        }
-        let addresses = self.deposit_addresses().map_err(|_| not_initialized())?;
-        let balance = balance.clone();
-        let deadline = Deadline::within(self.inner.config.call_timeout);
-        self.funding_call(ClientCall::FundFromWallet, "fund_from_wallet()", move |funding| {
-            match get_address_type(balance.chain_id()) {
-                AddressType::Evm => {
-                    funding.fund_evm(&balance, raw_amount, &addresses.evm, deadline)
-                }
-                AddressType::Solana => {
-                    funding.fund_solana(&balance, raw_amount, &addresses.solana, deadline)
-                }
-            }
-        })
+        self.inner.funding.fund_from_wallet(&*self.inner, balance, raw_amount)
     }
 }
