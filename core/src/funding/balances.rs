@@ -20,7 +20,7 @@ use super::wallet::wallet_failure;
 use crate::chain::erc20;
 use crate::chain::solana_tx::Pubkey;
 use crate::chains::{AddressType, Chain, get_chain_name};
-use crate::deposit::{BALANCE_PROVIDER_RPC, DEFAULT_BALANCE_PROXY_URL};
+use crate::deposit::config::{BALANCE_PROVIDER_RPC, DEFAULT_BALANCE_PROXY_URL};
 use crate::describe::{json_kind, quote};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tokens::{DEFAULT_SUPPORTED_TOKENS, TokenType, token_info};

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::chain::evm::EvmRpc;
 use crate::chain::rpc::origin;
-use crate::deposit::FundingConfig;
+use crate::deposit::config::FundingConfig;
 use crate::services::HttpSettings;
 
 /// A wallet (or balance source) the host hands to depositkit: EIP-1193 for EVM wallets
