@@ -70,8 +70,8 @@ impl Services<'_> {
 
     /// The intermediary's signature of `root_hash`.
     pub(crate) async fn sign(&self, root_hash: &str) -> std::result::Result<String, CallError> {
-        with_session(&self.session, |jwt| {
-            let signer = &self.signer;
+        with_session(self.session, |jwt| {
+            let signer = self.signer;
             async move { signer.sign(&jwt, root_hash).await }
         })
         .await
@@ -135,8 +135,8 @@ impl Services<'_> {
         &self,
         quote_id: &str,
     ) -> std::result::Result<Option<SendResult>, CallError> {
-        with_session(&self.session, |jwt| {
-            let account = &self.account;
+        with_session(self.session, |jwt| {
+            let account = self.account;
             async move { account.sweep_status(&jwt, quote_id).await }
         })
         .await
