@@ -60,6 +60,7 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
                 .merge(services::admin::router())
                 .merge(services::wallet_balances::router())
                 .merge(services::onramp::router())
+                .merge(services::particle::router())
                 // Before the layer, so that the body of a refused method is read too.
                 .method_not_allowed_fallback(services::api::method_not_allowed)
                 .layer(middleware::from_fn_with_state(Arc::clone(&state), read_body_first)),

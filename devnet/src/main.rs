@@ -396,7 +396,7 @@ fn open(db: &Path) -> Result<Store> {
 }
 
 /// `{"servicesUrl", "jwt", "signer", "ua", "userRpc", "balanceApi", "balanceProxy",
-/// "onrampWidget"}` under `base`.
+/// "onrampWidget", "particle"}` under `base`.
 fn service_urls(base: &str) -> Value {
     json!({
         "servicesUrl": base,
@@ -407,6 +407,7 @@ fn service_urls(base: &str) -> Value {
         "balanceApi": format!("{base}/balances"),
         "balanceProxy": format!("{base}/balance-proxy"),
         "onrampWidget": format!("{base}/onramp/widget"),
+        "particle": format!("{base}/particle"),
     })
 }
 

@@ -144,6 +144,19 @@ impl RunningDevnet {
         self.base_url()
     }
 
+    /// `http://HOST:PORT/particle`: Particle's Universal Account JSON-RPC over the same state
+    /// (the SDK's `rpcUrl`).
+    pub fn particle_url(&self) -> String {
+        format!("{}{}", self.base_url(), crate::services::particle::PATH)
+    }
+
+    /// The requests `POST /particle` received (the last 2000), oldest first, as
+    /// `GET /devnet/particle/requests` lists them: method, params, envelope (the client key
+    /// redacted), the body's key order and the headers without secrets.
+    pub fn particle_requests(&self) -> Vec<serde_json::Value> {
+        self.services.particle_log.entries()
+    }
+
     /// Credits an incoming transfer of `raw_amount` (smallest units) of `token` on `chain_id`
     /// to `address`, as `POST /devnet/deposits` does: a deposit when an account owns the
     /// address, else a credit to the address's ledger.

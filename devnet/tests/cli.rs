@@ -195,6 +195,7 @@ fn seed_serve_call_and_stop_on_sigterm() {
             "balanceApi": format!("{base}/balances"),
             "balanceProxy": format!("{base}/balance-proxy"),
             "onrampWidget": format!("{base}/onramp/widget"),
+            "particle": format!("{base}/particle"),
         })
     );
     let url = server.rpc_url();

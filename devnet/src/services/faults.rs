@@ -23,19 +23,25 @@ pub enum Service {
     Ua,
     /// `/user-rpc`.
     UserRpc,
+    /// `/particle`, the Particle JSON-RPC: a fault's `path` is `/` + the JSON-RPC method
+    /// (`/universal_sendTransaction`).
+    Particle,
 }
 
 impl Service {
     /// Every service.
-    pub const ALL: [Service; 4] = [Service::Jwt, Service::Signer, Service::Ua, Service::UserRpc];
+    pub const ALL: [Service; 5] =
+        [Service::Jwt, Service::Signer, Service::Ua, Service::UserRpc, Service::Particle];
 
-    /// The name used in `/devnet/faults` (`"jwt"`, `"signer"`, `"ua"`, `"user-rpc"`).
+    /// The name used in `/devnet/faults` (`"jwt"`, `"signer"`, `"ua"`, `"user-rpc"`,
+    /// `"particle"`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Service::Jwt => "jwt",
             Service::Signer => "signer",
             Service::Ua => "ua",
             Service::UserRpc => "user-rpc",
+            Service::Particle => "particle",
         }
     }
 
@@ -46,6 +52,7 @@ impl Service {
             Service::Signer => "/signer",
             Service::Ua => "/ua",
             Service::UserRpc => "/user-rpc",
+            Service::Particle => "/particle",
         }
     }
 
@@ -82,7 +89,7 @@ impl FaultRequest {
     }
 }
 
-/// Pending HTTP faults of the jwt, signer and ua services.
+/// Pending HTTP faults of the jwt, signer, ua and particle services.
 #[derive(Debug, Default)]
 pub struct ServiceFaults {
     entries: Mutex<Vec<Entry>>,

@@ -115,7 +115,7 @@ pub fn by_token(services: &Services, wallet: &Wallet, query: &ByTokenQuery) -> A
         records.iter().map(|(_, record)| ua_transaction(record)).collect();
     let mut body = json!({ "transactions": transactions });
     if more && let Some((seq, _)) = records.last() {
-        body["nextPageToken"] = json!(URL_SAFE_NO_PAD.encode(format!("{cursor_prefix}{seq}")));
+        body["nextPageToken"] = json!(page_token(&cursor_prefix, *seq));
     }
     Ok(body)
 }
@@ -159,20 +159,41 @@ pub fn transaction(
 
 /// The row number a page token issued for `prefix` carries.
 fn read_page_token(token: &str, prefix: &str) -> ApiResult<i64> {
-    let bad = |why: &str| ApiError::invalid(format!("pageToken: {why}; start again without it"));
+    page_token_seq(token, prefix).map_err(|refused| {
+        let why = match refused {
+            PageTokenRefused::Foreign => "not a page token of this service",
+            PageTokenRefused::OtherQuery => "issued for another account, chain or token",
+        };
+        ApiError::invalid(format!("pageToken: {why}; start again without it"))
+    })
+}
+
+/// Why a page token was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PageTokenRefused {
+    /// Not a token of this format.
+    Foreign,
+    /// A token of another query.
+    OtherQuery,
+}
+
+/// The page token of the entry numbered `seq` for a query named by `prefix`
+/// (`<format>:<query…>:`): base64url of the two.
+pub(crate) fn page_token(prefix: &str, seq: i64) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{prefix}{seq}"))
+}
+
+/// The entry number a [`page_token`] issued for `prefix` carries.
+pub(crate) fn page_token_seq(token: &str, prefix: &str) -> Result<i64, PageTokenRefused> {
+    let format = prefix.split_inclusive(':').next().unwrap_or_default();
     let text = URL_SAFE_NO_PAD
         .decode(token.trim())
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .filter(|text| text.starts_with("v1:"))
-        .ok_or_else(|| bad("not a page token of this service"))?;
-    let seq = text
-        .strip_prefix(prefix)
-        .ok_or_else(|| bad("issued for another account, chain or token"))?;
-    seq.parse::<i64>()
-        .ok()
-        .filter(|seq| *seq > 0)
-        .ok_or_else(|| bad("not a page token of this service"))
+        .filter(|text| text.starts_with(format))
+        .ok_or(PageTokenRefused::Foreign)?;
+    let seq = text.strip_prefix(prefix).ok_or(PageTokenRefused::OtherQuery)?;
+    seq.parse::<i64>().ok().filter(|seq| *seq > 0).ok_or(PageTokenRefused::Foreign)
 }
 
 /// How addresses compare on `chain_id`: EVM case-insensitively, Solana exactly.
@@ -237,7 +258,7 @@ fn target_token(token: TokenType, chain_id: u64, price: f64) -> Value {
     let address = token_address(token, chain_id);
     let kind = token.symbol().to_ascii_lowercase();
     json!({
-        "name": name(token),
+        "name": token_name(token),
         "type": kind,
         "image": "",
         "price": price,
@@ -252,7 +273,8 @@ fn target_token(token: TokenType, chain_id: u64, price: f64) -> Value {
     })
 }
 
-fn name(token: TokenType) -> &'static str {
+/// The token's display name (`USD Coin`).
+pub(crate) fn token_name(token: TokenType) -> &'static str {
     match token {
         TokenType::ETH => "Ethereum",
         TokenType::USDC => "USD Coin",

@@ -8,8 +8,9 @@
 //! (transactions), [`receipts`] (incoming transfers by `received` range), [`explorer`] (links),
 //! [`faults`], [`stats`] (request counters), and the HTTP faces [`routes`] and [`admin`]. Beside them, what funding needs
 //! (`docs/funding.md`): the balance API and its proxy ([`wallet_balances`]) and the simulated
-//! onramp ([`onramp`]). With a chains file, the chain-backed chains are read and moved through
-//! [`crate::chain`].
+//! onramp ([`onramp`]). The same state is also served as Particle's Universal Account
+//! JSON-RPC ([`particle`], `POST /particle`). With a chains file, the chain-backed chains are
+//! read and moved through [`crate::chain`].
 
 pub mod account;
 pub mod admin;
@@ -22,6 +23,7 @@ pub mod history;
 pub mod jwt;
 pub mod keyring;
 pub mod onramp;
+pub mod particle;
 pub mod prices;
 pub mod receipts;
 pub mod routes;
@@ -64,6 +66,8 @@ pub struct Services {
     pub(crate) balance_api_key: String,
     /// Request counters (`GET /devnet/stats`).
     pub(crate) stats: stats::ServiceStats,
+    /// The requests the Particle JSON-RPC received (`GET /devnet/particle/requests`).
+    pub(crate) particle_log: particle::log::RequestLog,
 }
 
 impl Services {
@@ -84,6 +88,7 @@ impl Services {
             chains: None,
             balance_api_key: crate::config::DEFAULT_BALANCE_API_KEY.to_owned(),
             stats: stats::ServiceStats::default(),
+            particle_log: particle::log::RequestLog::default(),
         })
     }
 

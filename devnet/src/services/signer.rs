@@ -30,13 +30,21 @@ impl Wallet {
     /// # Errors
     /// Signing failed (it does not for a valid key).
     pub fn personal_sign(&self, message: &[u8]) -> Result<[u8; 65]> {
-        let hash = eip191_hash_message(message);
-        let (signature, recovery) = self
-            .key
-            .sign_prehash_recoverable(hash.as_slice())
-            .map_err(|e| Error::io("signing", std::io::Error::other(e.to_string())))?;
-        Ok(Signature::from_signature_and_parity(signature, recovery.is_y_odd()).as_bytes())
+        personal_sign(&self.key, message)
     }
+}
+
+/// The 65-byte `r ‖ s ‖ v` EIP-191 (`personal_sign`) signature of `message` by `key` (`v` is 27
+/// or 28).
+///
+/// # Errors
+/// Signing failed (it does not for a valid key).
+pub fn personal_sign(key: &SigningKey, message: &[u8]) -> Result<[u8; 65]> {
+    let hash = eip191_hash_message(message);
+    let (signature, recovery) = key
+        .sign_prehash_recoverable(hash.as_slice())
+        .map_err(|e| Error::io("signing", std::io::Error::other(e.to_string())))?;
+    Ok(Signature::from_signature_and_parity(signature, recovery.is_y_odd()).as_bytes())
 }
 
 /// The wallet of `sub`, created (and stored) on first use.

@@ -283,22 +283,39 @@ pub fn quote(
 /// 404 `UNKNOWN_QUOTE`, 403 `NOT_YOUR_ACCOUNT`, 400 `BAD_SIGNATURE` / `ROUTE_FAILED`, 410
 /// `QUOTE_EXPIRED`, 409 `INSUFFICIENT_BALANCE`.
 pub fn send(services: &Services, wallet: &Wallet, request: &SendRequest) -> ApiResult {
-    let quote =
-        services.store.quote(&request.quote_id).map_err(ApiError::internal)?.ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                codes::UNKNOWN_QUOTE,
-                format!("no quote {}", quoted(&request.quote_id)),
-            )
-        })?;
+    let quote = known_quote(services, &request.quote_id)?;
     let account = owned_account(services, wallet, &quote.account_id)?;
     check_signature(&account, &quote, &request.signature)?;
+    execute(services, &quote, &account)
+}
+
+/// The stored quote `quote_id`.
+///
+/// # Errors
+/// 404 `UNKNOWN_QUOTE`.
+pub(crate) fn known_quote(services: &Services, quote_id: &str) -> ApiResult<QuoteRecord> {
+    services.store.quote(quote_id).map_err(ApiError::internal)?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            codes::UNKNOWN_QUOTE,
+            format!("no quote {}", quoted(quote_id)),
+        )
+    })
+}
+
+/// Executes `quote` of `account` once its owner's signature was checked (the same answer again
+/// for a quote already sent): what `send` does after its checks, shared with the Particle
+/// JSON-RPC's `universal_sendTransaction`.
+///
+/// # Errors
+/// 410 `QUOTE_EXPIRED`, 400 `ROUTE_FAILED`, 409 `INSUFFICIENT_BALANCE`, 502 `CHAIN_UNAVAILABLE`.
+pub(crate) fn execute(services: &Services, quote: &QuoteRecord, account: &UaAccount) -> ApiResult {
     if let Some(done) = services.store.sweep(&quote.id).map_err(ApiError::internal)? {
-        return Ok(sweep_body(&quote, &done));
+        return Ok(sweep_body(quote, &done));
     }
-    if let Some(chains) = on_chains(services, &quote) {
+    if let Some(chains) = on_chains(services, quote) {
         return chains.with_account(&account.id, || {
-            send_on_chains(services, chains, &quote, &account, Fresh::Allowed)
+            send_on_chains(services, chains, quote, account, Fresh::Allowed)
         });
     }
     let now = time::now_ms();
@@ -326,7 +343,7 @@ pub fn send(services: &Services, wallet: &Wallet, request: &SendRequest) -> ApiR
             transaction_id,
         },
     };
-    record(services, &quote, &plan, now)
+    record(services, quote, &plan, now)
 }
 
 /// What became of quote `quote_id`.
@@ -343,15 +360,27 @@ pub fn status(services: &Services, wallet: &Wallet, quote_id: &str) -> ApiResult
     };
     let quote = services.store.quote(quote_id).map_err(ApiError::internal)?.ok_or_else(not_sent)?;
     let account = owned_account(services, wallet, &quote.account_id)?;
-    if let Some(done) = services.store.sweep(quote_id).map_err(ApiError::internal)? {
-        return Ok(sweep_body(&quote, &done));
+    outcome(services, &quote, &account)
+}
+
+/// What became of `quote` of `account`: its send's answer, a chain-backed sweep that stopped
+/// half-way completed first (its money already moved).
+///
+/// # Errors
+/// 404 `NOT_SENT`; 502 `CHAIN_UNAVAILABLE`.
+pub(crate) fn outcome(services: &Services, quote: &QuoteRecord, account: &UaAccount) -> ApiResult {
+    if let Some(done) = services.store.sweep(&quote.id).map_err(ApiError::internal)? {
+        return Ok(sweep_body(quote, &done));
     }
-    // A sweep that stopped half-way on the chains is completed now: its money already moved.
-    match on_chains(services, &quote) {
+    match on_chains(services, quote) {
         Some(chains) => chains.with_account(&account.id, || {
-            send_on_chains(services, chains, &quote, &account, Fresh::NotSent)
+            send_on_chains(services, chains, quote, account, Fresh::NotSent)
         }),
-        None => Err(not_sent()),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            codes::NOT_SENT,
+            format!("quote {} was not sent", quoted(&quote.id)),
+        )),
     }
 }
 
@@ -457,7 +486,11 @@ fn insufficient() -> ApiError {
 
 /// 400 `BELOW_MINIMUM` when `delivered` lamports would open a Solana account below the
 /// rent-exempt minimum (the chain would refuse the delivery).
-fn rent_exempt_delivery(chains: &Chains, address: &str, delivered: U256) -> ApiResult<()> {
+pub(crate) fn rent_exempt_delivery(
+    chains: &Chains,
+    address: &str,
+    delivered: U256,
+) -> ApiResult<()> {
     let chain = chains.solana()?;
     let receiver = solana::pubkey(address).map_err(ApiError::invalid)?;
     if chain.account_exists(&receiver)? {

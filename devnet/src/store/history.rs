@@ -101,6 +101,110 @@ impl Store {
         Ok(records)
     }
 
+    /// Page `page` (from 1) of `account_id`'s history with tag `tag` (every tag when `None`),
+    /// newest first.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn ua_transactions_tagged(
+        &self,
+        account_id: &str,
+        tag: Option<&str>,
+        page: u32,
+        page_size: u32,
+    ) -> Result<Vec<TxRecord>> {
+        let Some(tag) = tag else {
+            return self.ua_transactions(account_id, page, page_size);
+        };
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {TX_COLUMNS} FROM ua_transactions
+             WHERE account_id = ?1 AND tag = ?2 ORDER BY seq DESC LIMIT ?3 OFFSET ?4"
+        ))?;
+        let offset = i64::from(page.saturating_sub(1)) * i64::from(page_size);
+        let records = stmt
+            .query_map(rusqlite::params![account_id, tag, page_size, offset], tx_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(records)
+    }
+
+    /// Up to `limit` history entries of `account_id` in `token` (on `chain_id` when given, else
+    /// on any chain), newest first, older than the entry numbered `before` when given; each
+    /// with its number.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn ua_transactions_of_token(
+        &self,
+        account_id: &str,
+        token: TokenType,
+        chain_id: Option<u64>,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<(i64, TxRecord)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {TX_COLUMNS}, seq FROM ua_transactions
+             WHERE account_id = ?1 AND token = ?2 AND (?3 IS NULL OR chain_id = ?3) AND seq < ?4
+             ORDER BY seq DESC LIMIT ?5"
+        ))?;
+        let records = stmt
+            .query_map(
+                rusqlite::params![
+                    account_id,
+                    token.symbol(),
+                    chain_id.map(chain_id_sql),
+                    before.unwrap_or(i64::MAX),
+                    i64::from(limit)
+                ],
+                |row| Ok((row.get(TX_COLUMN_COUNT)?, tx_row(row)?)),
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(records)
+    }
+
+    /// The history entry of the sweep or refund of quote `quote_id` of `account_id`.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn ua_transaction_by_quote(
+        &self,
+        account_id: &str,
+        quote_id: &str,
+    ) -> Result<Option<TxRecord>> {
+        let conn = self.conn();
+        Ok(conn
+            .query_row(
+                &format!(
+                    "SELECT {TX_COLUMNS} FROM ua_transactions
+                     WHERE account_id = ?1 AND quote_id = ?2 AND tag != 'receive'
+                     ORDER BY seq DESC LIMIT 1"
+                ),
+                [account_id, quote_id],
+                tx_row,
+            )
+            .optional()?)
+    }
+
+    /// The history entry `id` of any account: a sweep's or refund's rather than the `receive`
+    /// it made at another account, the newest of each.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn ua_transaction_any(&self, id: &str) -> Result<Option<TxRecord>> {
+        let conn = self.conn();
+        Ok(conn
+            .query_row(
+                &format!(
+                    "SELECT {TX_COLUMNS} FROM ua_transactions WHERE id = ?1
+                     ORDER BY tag = 'receive', seq DESC LIMIT 1"
+                ),
+                [id],
+                tx_row,
+            )
+            .optional()?)
+    }
+
     /// The history entry `id` of `account_id` (the newest when a transfer to the account's own
     /// deposit address is both a sweep and a receive).
     ///
