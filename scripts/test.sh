@@ -7,7 +7,8 @@
 # every fuzz target briefly.
 # Installs what it needs by itself (the project-local .venv with maturin, ziglang, pytest and
 # solders, and the depositkit wheel built with the devnet; anvil and solc-js from npm into
-# .chains/; cmake and pkg-config with apt-get when missing, as root).
+# .chains/; Particle's Universal Account SDK from npm into tests/particle/node_modules; cmake and
+# pkg-config with apt-get when missing, as root).
 # Exits non-zero when any step fails; each runner prints its own summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +44,9 @@ step fmt cargo fmt --all --check
 step python-env scripts/python-env.sh
 # The local chains (anvil from npm, solc-js) the funding tests of every language run on.
 step chains-install scripts/chains-install.sh
+# Particle's published Universal Account SDK (npm ci of tests/particle/package-lock.json), which
+# devnet/tests/particle_sdk.rs (in cargo-test) runs against devnet's Particle JSON-RPC.
+step particle-sdk tests/particle/install.sh
 step cargo-test cargo test --workspace
 step benches cargo test -p depositkit-benches --benches
 step clippy cargo clippy --workspace --all-targets --features depositkit-python/devnet -- -D warnings
