@@ -1,16 +1,22 @@
 //! The deposit client (spec `deposit-library.md`): deposit addresses, the watcher, the sweeper
 //! and lifecycle events, over the services of `docs/protocol.md`.
 //!
-//! - [`DepositClient`]: the synchronous facade (`client/`);
-//! - [`DepositClientConfig`] and its validation (`config.rs`);
+//! - [`DepositClient`]: the synchronous facade (`client/`), over the engine (`engine/`: the
+//!   client's table, its serial executor, timers and polls);
+//! - [`DepositClientConfig`] and its validation (`config/`);
 //! - the watcher (`watcher.rs`) detects deposits from the account's cumulative `received`
-//!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client;
-//! - [`DepositEvent`] / [`DepositLifecycleEvent`] reach the host by callbacks on a library
-//!   thread and through a pull queue (`events.rs`); the callbacks of every client run on one
-//!   process-wide pool of delivery threads ([`dispatch`]); [`ClientStatus`] (`status.rs`);
-//! - durable state and the event log (`store.rs`): SQLite at `store_path`, else memory;
-//! - refunds (`refund.rs`), recovery of stuck funds (`recovery.rs`), notification records
-//!   ([`notifications`]) and the transaction history ([`history`]).
+//!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client, through the
+//!   send protocol (`send.rs`); every state change is a step of the machine (`machine.rs`);
+//! - [`DepositEvent`] / [`DepositLifecycleEvent`] (`events.rs`) reach the host by callbacks on
+//!   a library thread and through a pull queue (the hub, `hub.rs`); the callbacks of every
+//!   client run on one process-wide pool of delivery threads ([`dispatch`]); [`ClientStatus`]
+//!   (`status.rs`);
+//! - durable state and the event log (`store/`): SQLite at `store_path`, else memory;
+//! - refunds (`refund/`), recovery of stuck funds (`recovery.rs`), notification records
+//!   ([`notifications`]) and the transaction history ([`history`]);
+//! - funding and the onramp reach the client through `port.rs` only.
+//!
+//! The modules form one-way layers (ARCHITECTURE.md, "Layers"; `core/tests/layers.rs`).
 
 pub(crate) mod client;
 pub mod config;

@@ -18,7 +18,7 @@
 //!
 //! Everything here is synchronous (the wallets and nodes answer one request at a time); the
 //! client runs it on the runtime's blocking pool under its call timeout. Funding owns its
-//! settings ([`FundingConfig`](crate::deposit::FundingConfig), declared with the client's other
+//! settings ([`FundingConfig`], declared with the client's other
 //! options) and imports nothing of the client but its port.
 
 pub mod balance;

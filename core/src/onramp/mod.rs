@@ -5,7 +5,7 @@
 //! [`OnrampConfig`]'s nor the client's `Debug` shows it.
 //!
 //! `messages.rs`: the widget's networks, events and orders (data); `widget.rs`: the widget URL;
-//! here: a client's onramp ([`Onramp`]: its settings and last order), which talks to the client
+//! here: a client's onramp (`Onramp`: its settings and last order), which talks to the client
 //! only through its narrow interface (`deposit/port.rs`). The public methods are
 //! [`DepositClient`](crate::deposit::DepositClient)'s. The onramp owns its settings
 //! ([`OnrampConfig`], declared with the client's other options).

@@ -5,21 +5,21 @@
 //! # Host providers
 //!
 //! Every host provider (an EVM wallet, a Solana wallet, a balance provider) is one C function,
-//! [`depositkit_provider_fn`], with its `user_data`. It is wrapped in a [`HostProvider`], a
+//! [`depositkit_provider_fn`], with its `user_data`. It is wrapped in a `HostProvider`, a
 //! `depositkit_core::funding::WalletProvider` that the core calls on one of its threads (never
 //! twice at once for one provider: the core serializes the calls). Each call hands the
 //! callback a reply handle; the callback answers through [`depositkit_provider_reply_result`]
 //! or [`depositkit_provider_reply_error`] before it returns.
 //!
 //! A reply handle is not a pointer to memory: it is a number that names one pending request
-//! in a process-wide table ([`PendingReply`]), never reused, and depositkit never dereferences
+//! in a process-wide table (`PendingReply`), never reused, and depositkit never dereferences
 //! it. So a handle used after its callback returned, or answered twice, is found missing (or
 //! answered) in the table and the call fails with a status: it cannot touch freed memory or
 //! answer another request.
 //!
 //! `user_data_free` runs in `HostProvider`'s `Drop`, so exactly once, when the last reference
 //! goes: the core holds one while the provider is set (and a call in flight holds one until it
-//! returns), and the handle keeps one per kind in [`HostProviders`]. When a provider is
+//! returns), and the handle keeps one per kind in `HostProviders`. When a provider is
 //! replaced or cleared, the export first lets the core drop its reference, then drops the
 //! handle's outside every lock. So `user_data_free` runs on the thread that replaced, cleared,
 //! closed or freed (or, when a call of the provider was still running, on that call's thread

@@ -7,6 +7,8 @@ use std::str::FromStr;
 use curve25519_dalek::edwards::CompressedEdwardsY;
 
 use crate::describe::quote;
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 
 macro_rules! base58_bytes {
