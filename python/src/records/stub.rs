@@ -127,11 +127,11 @@ pub(crate) fn update(text: &str, stubs: &[(&str, &RecordStub)]) -> Result<String
             .collect();
         let [start, stop] = starts[..] else {
             return Err(format!(
-                "_native.pyi needs one line starting {begin_prefix:?} and then one line {end:?}"
+                "_native.pyi needs one line starting \"{begin_prefix}\" and then one line \"{end}\""
             ));
         };
         if !text[start..].starts_with(&begin_prefix) {
-            return Err(format!("_native.pyi: {end:?} comes before the BEGIN line of {group}"));
+            return Err(format!("_native.pyi: \"{end}\" comes before the BEGIN line of {group}"));
         }
         let classes: Vec<String> =
             stubs.iter().filter(|(g, _)| *g == group).map(|(_, stub)| stub.render()).collect();
