@@ -299,10 +299,22 @@ fn particles_sdk_and_depositkit_see_one_owner_the_same() {
         let answer = &report["sent"][sent];
         assert_eq!(
             (answer["status"].as_i64(), answer["deliveredRawAmount"].as_str()),
-            (Some(1), Some(raw)),
+            (Some(7), Some(raw)),
             "{answer}"
         );
         assert_eq!(devnet.ledger_balance(address, chain_id, TokenType::USDC).unwrap(), raw);
+    }
+    // getTransaction answers the SDK's UA_TRANSACTION_STATUS (7 FINISHED); the history the spec's
+    // UATransaction status (1).
+    for call in report["calls"].as_array().unwrap() {
+        if call["name"].as_str().unwrap().starts_with("getTransaction(") {
+            assert_eq!(call["result"]["status"], 7, "{call}");
+        }
+        if call["name"] == "getTransactions" {
+            assert!(
+                call["result"]["transactions"].as_array().unwrap().iter().all(|t| t["status"] == 1)
+            );
+        }
     }
     // The same balances: the SDK's primary assets, depositkit's session on docs/protocol.md.
     let api = common::deposit::Api { base: devnet.services_url(), agent: agent() };
@@ -522,7 +534,7 @@ fn refusals_are_json_rpc_errors() {
     assert_eq!(first, again);
     assert_eq!(
         (first["transactionId"].as_str(), first["status"].as_i64()),
-        (Some(id.as_str()), Some(1))
+        (Some(id.as_str()), Some(7))
     );
     let receiver = transfer["receiver"].as_str().unwrap();
     assert_eq!(devnet.ledger_balance(receiver, 8453, TokenType::USDC).unwrap(), "5000000");
@@ -532,7 +544,7 @@ fn refusals_are_json_rpc_errors() {
     let sent = result(&rpc(&devnet, BUILTIN, "universal_getTransaction", json!([id]))).clone();
     assert_eq!(
         (sent["quoteId"].as_str(), sent["tag"].as_str(), sent["status"].as_i64()),
-        (Some(id.as_str()), Some("refund"), Some(1))
+        (Some(id.as_str()), Some("refund"), Some(7))
     );
     let by_hash = rpc(&devnet, BUILTIN, "universal_getTransaction", json!([first["txHash"]]));
     assert_eq!(result(&by_hash), &sent);
@@ -593,7 +605,7 @@ fn the_other_builders_and_calls() {
         "amount": "0x2386f26fc10000", "options": {"slippage": 100}});
     let created = create(&sell);
     assert_eq!(created["tokenChanges"]["decr"][0]["rawAmount"], "10000000000000000");
-    assert_eq!(send(&created)["status"], 1);
+    assert_eq!(send(&created)["status"], 7);
     assert_eq!(devnet.ledger_balance(&evm, 8453, TokenType::ETH).unwrap(), "90000000000000000");
     // 25 USD at 2500, less 0.03 gas and 0.2% LP, as USDC.
     assert_eq!(devnet.ledger_balance(&evm, 8453, TokenType::USDC).unwrap(), "24920000");

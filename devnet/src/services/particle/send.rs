@@ -8,8 +8,10 @@
 //! transaction: the same transaction sent again answers the same outcome and moves nothing (its
 //! signature is still checked, its `validUntil` no longer).
 //!
-//! A transaction's status, here as in the history, is the spec's `UATransaction` one: 1
-//! success, 0 pending (created, not sent), −1 failed.
+//! A transaction's `status` here is the SDK's `UA_TRANSACTION_STATUS` (what the SDK's users
+//! compare `getTransaction(…).status` with): 0 `INITIALIZING` (created, not sent), 7 `FINISHED`,
+//! 6 `EXECUTION_FAILED`. The history lists keep the spec's `UATransaction` status (1 success, −1
+//! failed), as `GET /ua/v1/transactions` does.
 
 use alloy_primitives::{Address, B256, hex};
 use serde_json::{Value, json};
@@ -88,12 +90,29 @@ pub fn send_transaction(call: &Call<'_>) -> Result<Value, RpcError> {
     Ok(send_answer(&quote.id, &outcome))
 }
 
+/// `UA_TRANSACTION_STATUS.INITIALIZING`: created, not sent.
+pub const INITIALIZING: i64 = 0;
+/// `UA_TRANSACTION_STATUS.EXECUTION_PENDING` (devnet executes at once: never answered).
+pub const EXECUTION_PENDING: i64 = 5;
+/// `UA_TRANSACTION_STATUS.EXECUTION_FAILED`: the money stayed in the account.
+pub const EXECUTION_FAILED: i64 = 6;
+/// `UA_TRANSACTION_STATUS.FINISHED`.
+pub const FINISHED: i64 = 7;
+
+/// A history entry as `universal_getTransaction` answers it: the `UATransaction`, its
+/// `status` as a `UA_TRANSACTION_STATUS` code.
+fn with_ua_status(record: &crate::store::TxRecord) -> Value {
+    let mut transaction = ua_transaction(record);
+    transaction["status"] = json!(if record.status < 0 { EXECUTION_FAILED } else { FINISHED });
+    transaction
+}
+
 /// The answer of a send from the sweep's (`docs/protocol.md` §3, `sweeps/send`).
 fn send_answer(transaction_id: &str, sweep: &Value) -> Value {
     let status = match sweep["status"].as_str() {
-        Some("success") => 1,
-        Some("failed") => -1,
-        _ => 0,
+        Some("success") => FINISHED,
+        Some("failed") => EXECUTION_FAILED,
+        _ => EXECUTION_PENDING,
     };
     let mut answer = json!({
         "transactionId": transaction_id,
@@ -140,13 +159,13 @@ pub fn get_transaction(call: &Call<'_>) -> Result<Value, RpcError> {
                     .ua_transaction_by_quote(&account.id, &quote.id)
                     .map_err(internal)?
                     .ok_or_else(not_found)?;
-                Ok(ua_transaction(&record))
+                Ok(with_ua_status(&record))
             }
             Err(error) if error.code == api_codes::NOT_SENT => {
                 let mut created: Value =
                     serde_json::from_str(&quote.body).unwrap_or_else(|_| json!({}));
                 created["transactionId"] = json!(quote.id);
-                created["status"] = json!(0);
+                created["status"] = json!(INITIALIZING);
                 Ok(created)
             }
             Err(error) => Err(from_api(error)),
@@ -161,5 +180,5 @@ pub fn get_transaction(call: &Call<'_>) -> Result<Value, RpcError> {
             .map_err(internal)?
             .ok_or_else(not_found)?,
     };
-    Ok(ua_transaction(&record))
+    Ok(with_ua_status(&record))
 }
