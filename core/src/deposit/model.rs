@@ -22,6 +22,19 @@ fn as_decimal<S: Serializer>(value: &U256, serializer: S) -> Result<S::Ok, S::Er
     serializer.serialize_str(&value.to_string())
 }
 
+/// A validated destination: where a deposit is delivered (data; `config` reads and checks the
+/// host's `DestinationConfig` into it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Destination {
+    /// The chain id.
+    pub chain_id: u64,
+    /// The receiving address (EVM lower-cased; Solana exactly as given).
+    pub address: String,
+    /// The delivered token.
+    pub token: TokenType,
+}
+
 /// Where a deposit goes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -2,7 +2,7 @@
 //! (a step of the deposit machine). They sit below the store, which persists them, and the
 //! engine (client, sweeper, refunds, recovery), which acts on them.
 
-use super::config::Destination;
+use super::model::Destination;
 use super::machine::{self, DepositState, Illegal, Input, Next, Purpose, Step};
 use super::model::{DetectedDeposit, RefundResult};
 use crate::services::{Quote, QuotePurpose};

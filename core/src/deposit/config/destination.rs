@@ -12,6 +12,7 @@ use crate::tokens::{DEFAULT_SUPPORTED_TOKENS, TokenType, is_supported_destinatio
 use crate::validate::{evm_address_problem, solana_address_problem};
 
 use super::option::{OptionError, OptionKind, token_from_json};
+pub use crate::deposit::model::Destination;
 
 /// Where swept deposits go, as the host gives it (spec §2 `DestinationConfig`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,18 +45,6 @@ impl DestinationConfig {
         self.token = Some(token);
         self
     }
-}
-
-/// A validated destination.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Destination {
-    /// The chain id.
-    pub chain_id: u64,
-    /// The receiving address (EVM lower-cased; Solana exactly as given).
-    pub address: String,
-    /// The delivered token.
-    pub token: TokenType,
 }
 
 impl DestinationConfig {

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::deposit::config::Destination;
+use crate::deposit::model::Destination;
 use crate::deposit::machine::DepositState;
 use crate::deposit::model::{DetectedDeposit, RefundResult};
 use crate::deposit::records::{DepositRecord, RefundProgress, SentQuote};
