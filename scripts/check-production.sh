@@ -26,9 +26,10 @@
 #                                         debug builds reuse the dependencies the tests built
 #                                         (the C library's in target/debug, the zig-linked
 #                                         wheel's in target/x86_64-unknown-linux-gnu/debug,
-#                                         from scripts/python-env.sh; about 1 minute), where
+#                                         from scripts/python-env.sh; about 2 minutes), where
 #                                         the release builds compile every dependency again on
-#                                         a fresh machine, once for each of the two
+#                                         a fresh machine, once for each of the two (the
+#                                         wheel's: 5 minutes cold on 2 busy cores)
 #
 # Needs the project's .venv (scripts/python-env.sh: maturin, ziglang, auditwheel, and the
 # positive control), a C compiler (CC, default gcc: to read the header's declarations), nm,
@@ -48,7 +49,7 @@ profile=release
 case "${1:-}" in
   "") ;;
   --debug) release=() profile=debug ;;
-  -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
   *) echo "usage: $0 [--debug]" >&2; exit 2 ;;
 esac
 for tool in nm readelf unzip; do
