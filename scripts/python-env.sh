@@ -37,8 +37,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 # Build tool, test runner, the peers of benches/compare_python.py, the HTTP clients
-# benches/compare_user_rpc.py times depositkit.UserRpcClient against, and solders (LiteSVM, the
-# local Solana chain of tests/chains/svm_rpc.py).
+# benches/compare_user_rpc.py times depositkit.UserRpcClient against (and benches/async_user_rpc.py
+# the async ones: httpx, aiohttp), anyio (its pytest plugin runs tests/python/test_async.py),
+# uvloop (test_async.py runs on it too), and solders (LiteSVM, the local Solana chain of
+# tests/chains/svm_rpc.py).
 "$VENV/bin/pip" install -q \
     'maturin>=1.9,<2' \
     'ziglang>=0.17.1,<0.18' \
@@ -50,6 +52,10 @@ fi
     'base58>=2.1,<3' \
     'requests>=2.31,<3' \
     'httpx>=0.27,<1' \
+    'prometheus_client>=0.20,<1' \
+    'anyio>=4.4,<5' \
+    'aiohttp>=3.9,<4' \
+    'uvloop>=0.19,<1' \
     'solders>=0.29,<0.30'
 
 wheels="${CARGO_TARGET_DIR:-$ROOT/target}/wheels-devnet"

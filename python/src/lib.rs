@@ -30,6 +30,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+mod aio;
 mod blocking;
 mod conversions;
 mod deposit;

@@ -7,6 +7,12 @@
 //! raised at once and the abandoned request finishes on its worker by itself (its answer is
 //! dropped). Argument checks run in the core, before any request, and every core error becomes a
 //! Python exception through [`to_py_err`].
+//!
+//! `get_users_info` sends one JSON-RPC batch and answers a list in request order holding each
+//! request's `User` or its exception (an instance, not raised). The `_…_async` methods are the
+//! awaitable forms `depositkit.AsyncUserRpcClient` (`depositkit/_aio.py`) awaits: the core's
+//! futures run on its runtime and complete an `asyncio.Future` on the caller's event loop
+//! ([`crate::aio`]), so an event loop never blocks and no thread is started per call.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -17,8 +23,9 @@ use depositkit_core::users::MAX_TIMEOUT;
 use depositkit_core::{Error, ErrorKind, RetryPolicy, UserRpcClientOptions};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyString};
 
+use crate::aio;
 use crate::blocking::wait_for;
 use crate::conversions::{str_arg, type_name};
 use crate::errors::{as_option_error, to_py_err};
@@ -166,6 +173,61 @@ impl PyUserRpcClient {
         self.run(py, move |client| client.is_project_user(&chain, &address))
     }
 
+    fn get_users_info<'py>(
+        &self,
+        py: Python<'py>,
+        requests: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let requests = requests_arg(requests)?;
+        let outcomes = self.run(py, move |client| client.get_users_info(&requests))?;
+        outcomes_to_py(py, outcomes)
+    }
+
+    fn _get_user_info_async<'py>(
+        &self,
+        py: Python<'py>,
+        uuid: &Bound<'py, PyAny>,
+        token: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (uuid, token) = (str_arg(uuid, "uuid")?, str_arg(token, "token")?);
+        let future = self.client(py)?.get_user_info_async(&uuid, &token);
+        aio::spawn(py, future, user_to_py)
+    }
+
+    fn _get_user_info_by_identity_async<'py>(
+        &self,
+        py: Python<'py>,
+        provider: &Bound<'py, PyAny>,
+        uid: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (provider, uid) = (str_arg(provider, "provider")?, str_arg(uid, "uid")?);
+        let future = self.client(py)?.get_user_info_by_identity_async(&provider, &uid);
+        aio::spawn(py, future, user_to_py)
+    }
+
+    fn _is_project_user_async<'py>(
+        &self,
+        py: Python<'py>,
+        chain: &Bound<'py, PyAny>,
+        address: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (chain, address) = (str_arg(chain, "chain")?, str_arg(address, "address")?);
+        let future = self.client(py)?.is_project_user_async(&chain, &address);
+        aio::spawn(py, future, |py, member| {
+            Ok(PyBool::new(py, member).to_owned().into_any().unbind())
+        })
+    }
+
+    fn _get_users_info_async<'py>(
+        &self,
+        py: Python<'py>,
+        requests: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let requests = requests_arg(requests)?;
+        let future = self.client(py)?.get_users_info_async(requests);
+        aio::spawn(py, future, |py, outcomes| Ok(outcomes_to_py(py, outcomes)?.into_any().unbind()))
+    }
+
     // Drops the core client and its connection pool. Idempotent; calls already running finish.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.origin.check(py, CLASS)?;
@@ -209,6 +271,61 @@ impl Drop for PyUserRpcClient {
             std::mem::forget(client);
         }
     }
+}
+
+fn user_to_py(py: Python<'_>, user: core::User) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, PyUser::from(user))?.into_any())
+}
+
+/// A batch's outcomes as a list: each request's `User`, or its exception (not raised).
+fn outcomes_to_py(
+    py: Python<'_>,
+    outcomes: Vec<core::Result<core::User>>,
+) -> PyResult<Bound<'_, PyList>> {
+    let items = outcomes
+        .into_iter()
+        .map(|outcome| match outcome {
+            Ok(user) => user_to_py(py, user),
+            Err(err) => Ok(to_py_err(py, err).into_value(py).into_any()),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// `get_users_info`'s requests: an iterable of `(uuid, token)` pairs of `str`.
+fn requests_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
+    if obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "requests must be an iterable of (uuid, token) pairs, not str",
+        ));
+    }
+    let items = obj.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "requests must be an iterable of (uuid, token) pairs, not {}",
+            type_name(obj)
+        ))
+    })?;
+    items
+        .enumerate()
+        .map(|(index, item)| {
+            let item = item?;
+            let pair = item
+                .cast::<PySequence>()
+                .ok()
+                .filter(|_| !item.is_instance_of::<PyString>())
+                .filter(|seq| seq.len().ok() == Some(2));
+            let Some(pair) = pair else {
+                return Err(PyTypeError::new_err(format!(
+                    "requests[{index}] must be a (uuid, token) pair, not {}",
+                    type_name(&item)
+                )));
+            };
+            let (uuid, token) = (pair.get_item(0)?, pair.get_item(1)?);
+            let uuid = str_arg(&uuid, &format!("requests[{index}] uuid"))?.into_owned();
+            let token = str_arg(&token, &format!("requests[{index}] token"))?.into_owned();
+            Ok((uuid, token))
+        })
+        .collect()
 }
 
 /// `timeout`: an `int` or `float` number of seconds, above zero and at most the core's

@@ -18,7 +18,9 @@
   ``devnet`` (``scripts/python-env.sh``); production wheels (``maturin build --release``) leave it
   out, and ``depositkit.Devnet`` then raises an ``AttributeError`` that says how to get it.
 - ``UserRpcClient``, the client of the user-lookup JSON-RPC service, with its ``User`` and
-  ``Wallet`` records.
+  ``Wallet`` records; ``get_users_info`` looks many users up in one JSON-RPC batch.
+- ``AsyncDepositClient`` and ``AsyncUserRpcClient``: the same clients for asyncio (coroutines,
+  ``async with``, ``async for event in client.events()``), never blocking the event loop.
 
 Errors are the classes of :mod:`depositkit.exceptions`, re-exported here.
 
@@ -36,13 +38,13 @@ from __future__ import annotations
 import atexit as _atexit
 import enum
 import typing as _typing
-from typing import Union as _Union
 
 if _typing.TYPE_CHECKING:
     from typing_extensions import Self as _Self
 
 from . import _native
-from ._deposit import DestinationConfig
+from ._aio import AsyncDepositClient, AsyncUserRpcClient
+from ._deposit import DepositEvent, DestinationConfig
 from ._funding import ProviderError
 from ._native import (
     DEFAULT_MIN_VALUE_USD,
@@ -130,6 +132,7 @@ __all__ = [
     "parse_units",
     # deposits
     "DepositClient",
+    "AsyncDepositClient",
     "DestinationConfig",
     "DepositAddresses",
     "DetectedDeposit",
@@ -158,6 +161,7 @@ __all__ = [
     "Devnet",
     # user lookup
     "UserRpcClient",
+    "AsyncUserRpcClient",
     "User",
     "Wallet",
     # errors
@@ -265,20 +269,6 @@ _check_tables()
 
 DEFAULT_SUPPORTED_TOKENS = tuple(TokenType(symbol) for symbol in _native.DEFAULT_SUPPORTED_TOKENS)
 """The tokens a client detects and sweeps by default (spec §4): every ``TokenType``."""
-
-DepositEvent = _Union[
-    DepositLifecycleEvent,
-    StatusChangedEvent,
-    ErrorEvent,
-    RefundEvent,
-    RecoveryEvent,
-    OnrampEvent,
-    OnrampCompleteEvent,
-]
-"""Any event of a ``DepositClient``: tell them apart by ``event.type`` (``"deposit:lifecycle"``,
-``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``,
-``"onramp:<name>"`` such as ``"onramp:order_created"``, ``"onramp:complete"``) or
-``isinstance``."""
 
 # Close every client (its delivery lane, watcher and store) and every in-process devnet before
 # the interpreter finalizes: afterwards no thread may call into Python.

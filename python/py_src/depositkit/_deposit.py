@@ -1,11 +1,22 @@
-"""Pure-Python helpers of the deposit client: :class:`DestinationConfig`."""
+"""Pure-Python helpers of the deposit client: :class:`DestinationConfig`, the ``DepositEvent``
+union."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
-__all__ = ["DestinationConfig"]
+from ._native import (
+    DepositLifecycleEvent,
+    ErrorEvent,
+    OnrampCompleteEvent,
+    OnrampEvent,
+    RecoveryEvent,
+    RefundEvent,
+    StatusChangedEvent,
+)
+
+__all__ = ["DepositEvent", "DestinationConfig"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,3 +52,18 @@ class DestinationConfig:
         if self.token is not None:
             out["token"] = str(self.token)
         return out
+
+
+DepositEvent = Union[
+    DepositLifecycleEvent,
+    StatusChangedEvent,
+    ErrorEvent,
+    RefundEvent,
+    RecoveryEvent,
+    OnrampEvent,
+    OnrampCompleteEvent,
+]
+"""Any event of a ``DepositClient``: tell them apart by ``event.type`` (``"deposit:lifecycle"``,
+``"status:change"``, ``"error"``, ``"refund:update"``, ``"recovery:result"``,
+``"onramp:<name>"`` such as ``"onramp:order_created"``, ``"onramp:complete"``) or
+``isinstance``."""

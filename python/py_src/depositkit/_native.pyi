@@ -28,11 +28,12 @@ Fund-from-wallet and the fiat onramp (``docs/funding.md``) add the records ``Fun
 ``depositkit.ProviderError``.
 """
 
+import asyncio
 import datetime
 import decimal
 import os
 import pathlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Callable, List, Literal, Optional, Protocol, Tuple, TypedDict, Union, final
 
@@ -89,6 +90,7 @@ __all__ = [
     "OnrampEvent",
     "OnrampCompleteEvent",
     "DepositClient",
+    "_EventInbox",
     "Devnet",
 ]
 
@@ -726,6 +728,33 @@ class UserRpcClient:
             ProtocolError: see the class (also: the result is not a boolean).
             RpcError: see the class.
         """
+    def get_users_info(self, requests: Iterable[Tuple[str, str]]) -> List[Union[User, DepositSDKError]]:
+        """``getUserInfo`` for each ``(uuid, token)`` pair of ``requests``, sent as **one**
+        JSON-RPC batch (one HTTP request; the server must accept batches, as devnet's does).
+
+        Returns:
+            One item per request, in request order: the ``User``, or the exception
+            ``get_user_info()`` would have raised for that request alone — an instance, not
+            raised (``NotFoundError``, ``AuthenticationError`` for a wrong token,
+            ``ConfigurationError`` for a malformed uuid or an empty token, which is then not
+            sent, ``ProtocolError`` when the batch response has no answer for it). An empty
+            ``requests`` sends nothing and returns ``[]``.
+
+        Raises:
+            AuthenticationError: the project credentials were rejected (the whole batch).
+            RpcError: the service refused the batch as a whole (e.g. ``-32600``: larger than its
+                body limit).
+            DepositTimeoutError: see the class.
+            NetworkError: see the class.
+            ProtocolError: the answer is not a batch response.
+            TypeError: ``requests`` is not an iterable of ``(str, str)`` pairs.
+        """
+    def _get_user_info_async(self, uuid: str, token: str) -> asyncio.Future[User]: ...
+    def _get_user_info_by_identity_async(self, provider: str, uid: str) -> asyncio.Future[User]: ...
+    def _is_project_user_async(self, chain: str, address: str) -> asyncio.Future[bool]: ...
+    def _get_users_info_async(
+        self, requests: Iterable[Tuple[str, str]]
+    ) -> asyncio.Future[List[Union[User, DepositSDKError]]]: ...
     def close(self) -> None:
         """Releases the client's connections. Idempotent. Calls already running finish; later
         calls (and ``with`` on the closed client) raise ``DepositSDKError``
@@ -2687,6 +2716,38 @@ class DepositClient:
         the status becomes ``idle``. Queued events can still be taken with ``next_event()``
         and iteration, and the event log read; every call that is not in the class's list of
         what a closed client answers raises ``DepositSDKError`` ``"the client is closed"``."""
+    # The awaitable forms depositkit.AsyncDepositClient awaits (depositkit/_aio.py).
+    def _initialize_async(self) -> asyncio.Future[DepositAddresses]: ...
+    def _poll_now_async(self) -> asyncio.Future[list[DepositLifecycleEvent]]: ...
+    def _sweep_async(self, deposit_id: str) -> asyncio.Future[SweepResult]: ...
+    def _refund_async(
+        self, deposit_id: str, reason: Optional[_RefundReasonName] = None
+    ) -> asyncio.Future[RefundResult]: ...
+    def _can_refund_async(self, deposit_id: str) -> asyncio.Future[RefundEligibility]: ...
+    def _stuck_funds_async(self) -> asyncio.Future[list[DetectedDeposit]]: ...
+    def _recover_funds_async(self) -> asyncio.Future[list[RecoveryResult]]: ...
+    def _get_transactions_async(
+        self, page: Optional[int] = None, page_size: Optional[int] = None
+    ) -> asyncio.Future[TransactionsResponse]: ...
+    def _get_token_transactions_async(
+        self,
+        chain_id: int,
+        address: str,
+        *,
+        page_token: Optional[str] = None,
+        page_size: Optional[int] = None,
+    ) -> asyncio.Future[TokenTransactionsResponse]: ...
+    def _get_transaction_async(self, transaction_id: str) -> asyncio.Future[UATransaction]: ...
+    def _connect_evm_wallet_async(self) -> asyncio.Future[str]: ...
+    def _evm_accounts_async(self) -> asyncio.Future[list[str]]: ...
+    def _prompt_evm_account_selection_async(self) -> asyncio.Future[list[str]]: ...
+    def _connect_solana_wallet_async(self) -> asyncio.Future[str]: ...
+    def _get_wallet_balances_async(self) -> asyncio.Future[list[FundingBalance]]: ...
+    def _fund_from_wallet_async(
+        self, balance: FundingBalance, raw_amount: Optional[int] = None
+    ) -> asyncio.Future[FundingTransferResult]: ...
+    def _close_async(self) -> asyncio.Future[None]: ...
+    def _event_inbox(self) -> _EventInbox: ...
     def __enter__(self) -> DepositClient:
         """Returns the client itself.
 
@@ -2700,6 +2761,14 @@ class DepositClient:
         traceback: Optional[TracebackType],
     ) -> Literal[False]:
         """Closes the client; never swallows the exception."""
+
+@final
+class _EventInbox:
+    """The events of an ``AsyncDepositClient`` (private)."""
+
+    def next(self) -> asyncio.Future[Optional[_DepositEvent]]: ...
+    @property
+    def dropped(self) -> int: ...
 
 # --- devnet --------------------------------------------------------------------------------------
 

@@ -23,6 +23,12 @@
 //!   their exceptions go to `sys.unraisablehook`. The client's `__traverse__`/`__clear__`
 //!   expose them (and the wallet providers) to the garbage collector, so a callback that refers
 //!   to its client is collected with it.
+//! - **Awaitables** (`_…_async`, and `_event_inbox()`): what `depositkit.AsyncDepositClient`
+//!   awaits ([`aio`]): the same core calls on a bounded pool of waiting threads, completing an
+//!   `asyncio.Future` on the caller's loop; the events through an inbox subscribed to the core.
+//! - **Files**: this one holds the class, its construction, state and lifecycle; `args.rs` the
+//!   arguments, `observe.rs` events and notifications, `history.rs`, `refunds.rs` (and recovery),
+//!   `wallet.rs` (funding and onramp) their methods, `aio.rs` the awaitable forms.
 //! - **Lifecycle**: `close()` (also `with`, dropping the object, and the `atexit` hook
 //!   [`close_all`]) stops the client with the GIL released, so that the event thread can finish a
 //!   callback that is waiting for the GIL.
@@ -62,8 +68,18 @@ use crate::onramp::{PyOnrampOrder, fiat_amount_arg, message_arg};
 use crate::options::{build_config, client_err, destination_arg, shown};
 use crate::providers::{FailureLog, ProviderRole, ProviderSlot, Providers};
 
+mod aio;
+mod args;
+mod history;
+mod observe;
+mod refunds;
+mod wallet;
+
+use args::{count_arg, page_arg, reason_arg, recorded_to_py, timeout_arg};
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyDepositClient>()
+    m.add_class::<PyDepositClient>()?;
+    m.add_class::<aio::PyEventInbox>()
 }
 
 /// The class name in the messages of [`crate::fork`].
@@ -77,6 +93,8 @@ struct Shared {
     /// Set once `close()` returned: every event the client will ever produce is queued by then
     /// (the core's own flag is set at the start of `close()`, before its last status change).
     closed: AtomicBool,
+    /// The pull queue's bound, also that of `AsyncDepositClient`'s event inbox.
+    event_queue_capacity: usize,
 }
 
 impl Shared {
@@ -114,79 +132,6 @@ fn remember(client: &Arc<Shared>) {
     let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
     live.retain(|weak| weak.strong_count() > 0);
     live.push(Arc::downgrade(client));
-}
-
-/// Recorded events as the `(event_id, event)` pairs `events_since` and `deposit_history` return.
-fn recorded_to_py(py: Python<'_>, events: &[RecordedEvent]) -> PyResult<Vec<(u64, Py<PyAny>)>> {
-    events.iter().map(|r| Ok((r.id, event_to_py(py, &r.event)?))).collect()
-}
-
-/// A count or position argument: `None`, or a non-negative `int` (not `bool`) that fits `T`.
-fn count_arg<'py, T>(obj: Option<&Bound<'py, PyAny>>, name: &str) -> PyResult<Option<T>>
-where
-    T: for<'a> FromPyObject<'a, 'py>,
-{
-    let Some(obj) = given(obj) else { return Ok(None) };
-    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
-        return Err(PyTypeError::new_err(format!("{name} must be an int, not {}", type_name(obj))));
-    }
-    obj.extract::<T>().map(Some).map_err(|_| {
-        to_py_err(
-            obj.py(),
-            Error::invalid_argument(format!(
-                "{name} must be a non-negative integer, got {}",
-                shown(obj)
-            )),
-        )
-    })
-}
-
-/// A page number or page size of the history calls: `None`, or an `int` (not `bool`). Values
-/// beyond `u32` get the core's message; the core checks the rest.
-fn page_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<u32>> {
-    let Some(obj) = given(obj) else { return Ok(None) };
-    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
-        return Err(PyTypeError::new_err(format!(
-            "{name} must be an int or None, not {}",
-            type_name(obj)
-        )));
-    }
-    obj.extract::<u32>().map(Some).map_err(|_| {
-        let message = if name == "page" {
-            format!("page must be at least 1, got {}", shown(obj))
-        } else {
-            format!("page size must be between 1 and 100, got {}", shown(obj))
-        };
-        to_py_err(obj.py(), Error::invalid_argument(message))
-    })
-}
-
-/// A refund reason: one of the spec's spellings (`"user_requested"`, `"sweep_failed"`, …).
-fn reason_arg(obj: &Bound<'_, PyAny>) -> PyResult<RefundReason> {
-    let text = str_arg(obj, "reason")?;
-    text.parse::<RefundReason>().map_err(|e| to_py_err(obj.py(), e))
-}
-
-/// A timeout in seconds (`int` or `float`, at least 0); `None` waits without a limit.
-fn timeout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Duration>> {
-    let Some(obj) = given(obj) else { return Ok(None) };
-    if obj.is_instance_of::<PyBool>()
-        || !(obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>())
-    {
-        return Err(PyTypeError::new_err(format!(
-            "timeout must be a number of seconds or None, not {}",
-            type_name(obj)
-        )));
-    }
-    let seconds: f64 = obj.extract()?;
-    if seconds.is_nan() || seconds < 0.0 {
-        return Err(to_py_err(
-            obj.py(),
-            Error::invalid_argument(format!("timeout must be at least 0 seconds, got {seconds}")),
-        ));
-    }
-    // Beyond what a Duration holds (or a day and more): no limit in practice.
-    Ok(Duration::try_from_secs_f64(seconds).ok())
 }
 
 // --- the client -------------------------------------------------------------------------------
@@ -415,10 +360,15 @@ impl PyDepositClient {
         }
         // Starting the client opens its store and its delivery lane (and the runtime and the
         // delivery pool on first use).
+        let event_queue_capacity = config.event_queue_capacity;
         let client =
             py.detach(move || DepositClient::new(config)).map_err(|e| client_err(py, e))?;
-        let shared =
-            Arc::new(Shared { client, origin: Origin::here(), closed: AtomicBool::new(false) });
+        let shared = Arc::new(Shared {
+            client,
+            origin: Origin::here(),
+            closed: AtomicBool::new(false),
+            event_queue_capacity,
+        });
         remember(&shared);
         Ok(PyDepositClient {
             shared,
@@ -527,30 +477,6 @@ impl PyDepositClient {
     }
 
     /// The events after `cursor` as `(event_id, event)` pairs, oldest first.
-    #[pyo3(signature = (cursor=None, limit=None))]
-    fn events_since(
-        &self,
-        py: Python<'_>,
-        cursor: Option<&Bound<'_, PyAny>>,
-        limit: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Vec<(u64, Py<PyAny>)>> {
-        let cursor: u64 = count_arg(cursor, "cursor")?.unwrap_or(0);
-        let limit: usize = count_arg(limit, "limit")?.unwrap_or(usize::MAX);
-        let events = self.client(py)?.events_since(cursor, limit).map_err(|e| to_py_err(py, e))?;
-        recorded_to_py(py, &events)
-    }
-
-    /// Deposit `deposit_id`'s lifecycle events and refund updates as `(event_id, event)` pairs.
-    fn deposit_history(
-        &self,
-        py: Python<'_>,
-        deposit_id: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<(u64, Py<PyAny>)>> {
-        let id = str_arg(deposit_id, "deposit_id")?;
-        let events = self.client(py)?.deposit_history(&id).map_err(|e| to_py_err(py, e))?;
-        recorded_to_py(py, &events)
-    }
-
     #[getter]
     fn callback_panics(&self, py: Python<'_>) -> PyResult<u64> {
         Ok(self.client(py)?.callback_panics())
@@ -558,135 +484,6 @@ impl PyDepositClient {
 
     fn is_onramp_supported(&self, py: Python<'_>) -> PyResult<bool> {
         self.ask(py, DepositClient::is_onramp_supported)
-    }
-
-    // --- fund from wallet (funding.rs) ----------------------------------------------------------
-
-    #[pyo3(signature = (provider, address=None))]
-    fn set_evm_wallet(
-        &self,
-        py: Python<'_>,
-        provider: &Bound<'_, PyAny>,
-        address: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let address = text_opt(address, "address")?;
-        let (core_provider, slot) = match evm_provider_arg(provider)? {
-            EvmProviderArg::Url(url) => (EvmProvider::Url(url), None),
-            EvmProviderArg::Callable(callable) => {
-                let slot = self.provider_slot(callable, ProviderRole::EvmWallet);
-                (EvmProvider::Host(slot.provider()), Some(slot))
-            }
-        };
-        self.set_provider(
-            py,
-            |p| &mut p.evm,
-            slot,
-            move |client| client.set_evm_wallet(core_provider, address.as_deref()),
-        )
-    }
-
-    #[pyo3(signature = (provider, address=None))]
-    fn set_solana_wallet(
-        &self,
-        py: Python<'_>,
-        provider: &Bound<'_, PyAny>,
-        address: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let address = text_opt(address, "address")?;
-        let callable = callable_arg(provider, "(method, params) -> result")?;
-        let slot = self.provider_slot(callable, ProviderRole::SolanaWallet);
-        let core_provider = slot.provider();
-        self.set_provider(
-            py,
-            |p| &mut p.solana,
-            Some(slot),
-            move |client| client.set_solana_wallet(core_provider, address.as_deref()),
-        )
-    }
-
-    fn set_balance_provider(&self, py: Python<'_>, provider: &Bound<'_, PyAny>) -> PyResult<()> {
-        let slot = if provider.is_none() {
-            None
-        } else {
-            let callable = callable_arg(provider, "(request) -> balances, or None")?;
-            Some(self.provider_slot(callable, ProviderRole::Balances))
-        };
-        let core_provider = slot.as_ref().map(ProviderSlot::provider);
-        self.set_provider(
-            py,
-            |p| &mut p.balances,
-            slot,
-            move |client| client.set_balance_provider(core_provider),
-        )
-    }
-
-    fn clear_funding_wallet(&self, py: Python<'_>) -> PyResult<()> {
-        self.set_provider(
-            py,
-            |p| &mut p.evm,
-            None,
-            |client| {
-                client.clear_funding_wallet();
-                Ok(())
-            },
-        )?;
-        let previous = self.providers().solana.take();
-        drop(previous);
-        Ok(())
-    }
-
-    fn connect_evm_wallet(&self, py: Python<'_>) -> PyResult<String> {
-        self.run_calling_providers(py, DepositClient::connect_evm_wallet)
-    }
-
-    fn evm_accounts(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.run_calling_providers(py, DepositClient::evm_accounts)
-    }
-
-    fn prompt_evm_account_selection(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.run_calling_providers(py, DepositClient::prompt_evm_account_selection)
-    }
-
-    fn connect_solana_wallet(&self, py: Python<'_>) -> PyResult<String> {
-        self.run_calling_providers(py, DepositClient::connect_solana_wallet)
-    }
-
-    fn get_wallet_balances(&self, py: Python<'_>) -> PyResult<Vec<PyFundingBalance>> {
-        let balances = self.run_calling_providers(py, DepositClient::get_wallet_balances)?;
-        Ok(balances.into_iter().map(PyFundingBalance::from).collect())
-    }
-
-    #[pyo3(signature = (balance, raw_amount=None))]
-    fn fund_from_wallet(
-        &self,
-        py: Python<'_>,
-        balance: &Bound<'_, PyAny>,
-        raw_amount: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyFundingTransferResult> {
-        let balance = balance_arg(balance)?;
-        let raw_amount = raw_amount_arg(raw_amount)?;
-        self.run_calling_providers(py, move |client| client.fund_from_wallet(&balance, raw_amount))
-            .map(Into::into)
-    }
-
-    // --- the onramp (onramp.rs) -----------------------------------------------------------------
-
-    #[pyo3(signature = (amount=None))]
-    fn open_onramp(&self, py: Python<'_>, amount: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-        let amount = fiat_amount_arg(amount)?;
-        let client = self.client(py)?;
-        py.detach(|| client.open_onramp(amount)).map_err(|e| client_err(py, e))
-    }
-
-    fn handle_onramp_message(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let message = message_arg(message)?;
-        let client = self.client(py)?;
-        py.detach(|| client.handle_onramp_message(&message)).map_err(|e| client_err(py, e))
-    }
-
-    #[getter]
-    fn last_onramp_order(&self, py: Python<'_>) -> PyResult<Option<PyOnrampOrder>> {
-        Ok(self.ask(py, DepositClient::last_onramp_order)?.map(PyOnrampOrder::from))
     }
 
     fn start_watching(&self, py: Python<'_>) -> PyResult<()> {
@@ -721,219 +518,6 @@ impl PyDepositClient {
     ) -> PyResult<Option<PySweepResult>> {
         let id = str_arg(deposit_id, "deposit_id")?;
         Ok(self.ask(py, |client| client.sweep_result(&id))?.map(Into::into))
-    }
-
-    #[pyo3(signature = (page=1, page_size=10))]
-    fn transactions<'py>(
-        &self,
-        py: Python<'py>,
-        page: u32,
-        page_size: u32,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let page = self.run(py, move |client| client.transactions(page, page_size))?;
-        let value = serde_json::to_value(page).map_err(|e| {
-            to_py_err(py, Error::new(ErrorKind::Internal, format!("transactions as JSON: {e}")))
-        })?;
-        json_to_py(py, &value)
-    }
-
-    #[pyo3(signature = (page=None, page_size=None))]
-    fn get_transactions(
-        &self,
-        py: Python<'_>,
-        page: Option<&Bound<'_, PyAny>>,
-        page_size: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTransactionsResponse> {
-        let page = page_arg(page, "page")?;
-        let page_size = page_arg(page_size, "page_size")?;
-        self.run(py, move |client| client.get_transactions(page, page_size)).map(Into::into)
-    }
-
-    #[pyo3(signature = (chain_id, address, *, page_token=None, page_size=None))]
-    fn get_token_transactions(
-        &self,
-        py: Python<'_>,
-        chain_id: &Bound<'_, PyAny>,
-        address: &Bound<'_, PyAny>,
-        page_token: Option<&Bound<'_, PyAny>>,
-        page_size: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTokenTransactionsResponse> {
-        let chain = chain_id_arg(chain_id)?;
-        let Some(chain_id) = chain.id else {
-            return Err(to_py_err(
-                py,
-                Error::invalid_argument(format!("unknown chain id {}", chain.text())),
-            ));
-        };
-        let address = str_arg(address, "address")?.into_owned();
-        let page_token = text_opt(page_token, "page_token")?;
-        let mut filter = TokenTransactionFilter::new(chain_id, address);
-        filter.page_size = page_arg(page_size, "page_size")?;
-        self.run(py, move |client| client.get_token_transactions(&filter, page_token.as_deref()))
-            .map(Into::into)
-    }
-
-    fn get_transaction(
-        &self,
-        py: Python<'_>,
-        transaction_id: &Bound<'_, PyAny>,
-    ) -> PyResult<PyUaTransaction> {
-        let id = str_arg(transaction_id, "transaction_id")?.into_owned();
-        self.run(py, move |client| client.get_transaction(&id)).map(Into::into)
-    }
-
-    #[pyo3(
-        signature = (deposit_id, reason=None),
-        text_signature = "(self, deposit_id, reason='user_requested')"
-    )]
-    fn refund(
-        &self,
-        py: Python<'_>,
-        deposit_id: &Bound<'_, PyAny>,
-        reason: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyRefundResult> {
-        let id = str_arg(deposit_id, "deposit_id")?.into_owned();
-        let reason =
-            given(reason).map(reason_arg).transpose()?.unwrap_or(RefundReason::UserRequested);
-        self.run(py, move |client| client.refund(&id, reason)).map(Into::into)
-    }
-
-    fn can_refund(
-        &self,
-        py: Python<'_>,
-        deposit_id: &Bound<'_, PyAny>,
-    ) -> PyResult<PyRefundEligibility> {
-        let id = str_arg(deposit_id, "deposit_id")?.into_owned();
-        self.run(py, move |client| client.can_refund(&id)).map(Into::into)
-    }
-
-    fn refund_result(
-        &self,
-        py: Python<'_>,
-        deposit_id: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<PyRefundResult>> {
-        let id = str_arg(deposit_id, "deposit_id")?;
-        Ok(self.ask(py, |client| client.refund_result(&id))?.map(Into::into))
-    }
-
-    #[getter]
-    fn refund_config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        refund_config_dict(py, &self.ask(py, DepositClient::refund_config)?)
-    }
-
-    fn stuck_funds(&self, py: Python<'_>) -> PyResult<Vec<PyDetectedDeposit>> {
-        let stuck = self.run(py, DepositClient::stuck_funds)?;
-        Ok(stuck.into_iter().map(PyDetectedDeposit::from).collect())
-    }
-
-    fn recover_funds(&self, py: Python<'_>) -> PyResult<Vec<PyRecoveryResult>> {
-        let results = self.run(py, DepositClient::recover_funds)?;
-        Ok(results.into_iter().map(PyRecoveryResult::from).collect())
-    }
-
-    #[getter]
-    fn is_recovering(&self, py: Python<'_>) -> PyResult<bool> {
-        self.ask(py, DepositClient::is_recovering)
-    }
-
-    fn notifications(&self, py: Python<'_>) -> PyResult<Vec<PyNotification>> {
-        let records = self.ask(py, DepositClient::notifications)?;
-        Ok(records.into_iter().map(PyNotification::from).collect())
-    }
-
-    fn dismiss_notification(
-        &self,
-        py: Python<'_>,
-        deposit_id: &Bound<'_, PyAny>,
-    ) -> PyResult<bool> {
-        let id = str_arg(deposit_id, "deposit_id")?;
-        self.ask(py, |client| client.dismiss_notification(&id))
-    }
-
-    fn subscribe_notifications(
-        &self,
-        py: Python<'_>,
-        callback: &Bound<'_, PyAny>,
-    ) -> PyResult<SubscriptionId> {
-        if !callback.is_callable() {
-            return Err(PyTypeError::new_err(format!(
-                "the callback must be callable, not {}",
-                type_name(callback)
-            )));
-        }
-        let client = self.client(py)?;
-        let slot = CallbackSlot::new(callback.clone().unbind());
-        let held = Arc::clone(&slot);
-        // Locked across the subscription, as in `subscribe`.
-        let callbacks = self.callbacks();
-        let subscribed =
-            client.subscribe_notifications(Box::new(move |records: &[NotificationRecord]| {
-                held.call(|py| Ok(notifications_to_py(py, records)?.into_any().unbind()));
-            }));
-        keep_subscription(py, callbacks, slot, subscribed)
-    }
-
-    #[getter]
-    fn notifications_config<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.ask(py, DepositClient::notifications_config)?
-            .map(|config| notifications_config_dict(py, &config))
-            .transpose()
-    }
-
-    fn subscribe(&self, py: Python<'_>, callback: &Bound<'_, PyAny>) -> PyResult<SubscriptionId> {
-        if !callback.is_callable() {
-            return Err(PyTypeError::new_err(format!(
-                "the callback must be callable, not {}",
-                type_name(callback)
-            )));
-        }
-        let client = self.client(py)?;
-        let slot = CallbackSlot::new(callback.clone().unbind());
-        let held = Arc::clone(&slot);
-        // The list is locked across the subscription so that `unsubscribe(id)` from a callback
-        // of the first event finds the slot.
-        let callbacks = self.callbacks();
-        let subscribed = client.subscribe(Box::new(move |event: &core::DepositEvent| {
-            held.call(|py| event_to_py(py, event));
-        }));
-        keep_subscription(py, callbacks, slot, subscribed)
-    }
-
-    fn unsubscribe(&self, py: Python<'_>, id: SubscriptionId) -> PyResult<bool> {
-        let removed = self.client(py)?.unsubscribe(id);
-        let slot = {
-            let mut callbacks = self.callbacks();
-            let position = callbacks.iter().position(|(sid, _)| *sid == Some(id));
-            position.map(|i| callbacks.remove(i).1)
-        };
-        if let Some(slot) = slot {
-            drop(slot.clear());
-        }
-        Ok(removed)
-    }
-
-    #[pyo3(signature = (timeout=None))]
-    fn next_event(
-        &self,
-        py: Python<'_>,
-        timeout: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Option<Py<PyAny>>> {
-        let timeout = timeout_arg(timeout)?;
-        match self.wait_event(py, timeout)? {
-            Some(Next::Event(event)) => event_to_py(py, &event).map(Some),
-            Some(Next::Closed) | None => Ok(None),
-        }
-    }
-
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match self.wait_event(py, None)? {
-            Some(Next::Event(event)) => event_to_py(py, &event),
-            Some(Next::Closed) | None => Err(PyStopIteration::new_err(())),
-        }
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
