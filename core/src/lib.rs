@@ -21,6 +21,7 @@ pub mod onramp;
 pub(crate) mod registry;
 pub mod runtime;
 pub mod services;
+pub mod signer;
 pub mod tokens;
 pub mod units;
 pub mod users;
@@ -43,6 +44,7 @@ pub use funding::{
 };
 pub use http::RetryPolicy;
 pub use onramp::{OnrampEventName, OnrampOrder};
+pub use signer::{CallbackInput, CallbackSigner, KeySigner, SeedSigner, Signer, SignerSource};
 pub use tokens::{
     DEFAULT_SUPPORTED_TOKENS, TokenInfo, TokenType, get_token_decimals, is_onramp_token_supported,
     is_supported_destination_token, token_info,
