@@ -76,6 +76,66 @@ fn messages_from_hostile_input_are_plain_and_bounded() {
     }
 }
 
+/// The Particle backend and the server-side signers: hostile keys, seeds, addresses, amounts,
+/// URLs and service answers make plain, bounded messages that never show a secret.
+#[test]
+fn particle_and_signer_messages_from_hostile_input_are_plain_and_bounded() {
+    use depositkit_core::services::particle::{
+        Credentials, ParticleClient, ParticleConfig, ParticleEndpoint, amounts, answers,
+    };
+    use depositkit_core::signer::{CallbackInput, CallbackSigner, KeySigner, SeedSigner};
+    use serde_json::json;
+
+    let huge = long('k', 5_000);
+    let secret_hex = "ab".repeat(31);
+    let mut errors: Vec<(Error, String)> = Vec::new();
+    for text in [huge.as_str(), secret_hex.as_str(), "0x", "\u{1F600}", "zz"] {
+        for secret in
+            [KeySigner::from_hex(text).unwrap_err(), SeedSigner::from_hex(text).unwrap_err()]
+        {
+            if text.len() >= 16 {
+                assert!(!secret.message().contains(&text[..16]), "{}", secret.message());
+            }
+            errors.push((secret, text.to_owned()));
+        }
+        let callback = CallbackSigner::new(text, CallbackInput::Digest, |_| Ok([0u8; 65]));
+        errors.push((callback.unwrap_err(), text.to_owned()));
+        let seed = SeedSigner::from_bytes(&[7u8; 32]).unwrap();
+        errors.push((seed.derive(text).unwrap_err(), text.to_owned()));
+        errors.push((amounts::parse_decimal(text).unwrap_err(), text.to_owned()));
+        errors.push((amounts::read_wire("amount", &json!(text)).unwrap_err(), text.to_owned()));
+        let answer = json!([{"smartAccountAddress": text}]);
+        errors.push((answers::parse_smart_account(&answer).unwrap_err(), text.to_owned()));
+        let answer = json!({"transactionId": "T", "feeQuotes": [{"userOps": [
+            {"chainId": 8453, "userOpHash": text, "userOp": {}}]}]});
+        errors.push((answers::parse_created(&answer, 0).unwrap_err(), text.to_owned()));
+        let answer = json!({"totalAmountInUSD": text, "assets": []});
+        errors.push((answers::parse_primary_assets(&answer).unwrap_err(), text.to_owned()));
+        let answer = json!([{"status": text}]);
+        errors.push((answers::parse_transactions(&answer, 1, 10).unwrap_err(), text.to_owned()));
+        let config = ParticleConfig {
+            endpoint: Some(ParticleEndpoint::Url(format!("ftp://{text}"))),
+            credentials: Some(Credentials::new("pid", "key").unwrap()),
+            ..Default::default()
+        };
+        errors.push((ParticleClient::new(config).unwrap_err(), text.to_owned()));
+    }
+    let answer = json!({"totalAmountInUSD": "0x0", "assets": [{"amount": "0x0", "amountInUSD": "0x0",
+        "chainAggregation": [{"amount": "0x0", "amountInUSD": "0x0", "token": {"realDecimals": 99}}]}]});
+    errors.push((answers::parse_primary_assets(&answer).unwrap_err(), "realDecimals 99".into()));
+    let config = ParticleConfig {
+        endpoint: Some(ParticleEndpoint::Url(format!("https://user:{secret_hex}@host/"))),
+        credentials: Some(Credentials::new("pid", "key").unwrap()),
+        ..Default::default()
+    };
+    let error = ParticleClient::new(config).unwrap_err();
+    assert!(!error.message().contains(&secret_hex[..16]), "{}", error.message());
+    errors.push((error, "a URL with a password".into()));
+    for (error, input) in &errors {
+        assert_plain(error, input);
+    }
+}
+
 /// The user-facing sources of the workspace, test modules left out.
 fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
     for entry in std::fs::read_dir(dir).unwrap() {

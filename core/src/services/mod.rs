@@ -2,11 +2,18 @@
 //! `docs/protocol.md`: the JWT service ([`jwt`]), the auth-core signer ([`signer`]) and the
 //! universal-account service ([`account`]). Each is configured by a base URL.
 //!
+//! The deposit engine's view of a universal-account backend is one trait,
+//! [`AccountBackend`] ([`backend`]), served over those services ([`ProtocolBackend`]) or over
+//! Particle's Universal Account JSON-RPC ([`particle`], with a server-side signer from
+//! [`crate::signer`]).
+//!
 //! The HTTP itself is the blocking, pooled [`JsonPoster`](crate::http) run on the runtime's
 //! blocking pool, so these clients are `async` and must be awaited on the depositkit runtime.
 
 pub mod account;
+pub mod backend;
 pub mod jwt;
+pub mod particle;
 pub mod signer;
 
 use std::fmt;
@@ -24,6 +31,10 @@ pub use account::{
     QuoteRequest, QuoteSource, Receipt, SendError, SendResult, SendStatus,
     TokenTransactionsResponse, TransactionsPage, TransactionsResponse, UATransaction, UaChange,
     UaDetail, UaTargetToken, UaTransaction,
+};
+pub use backend::{
+    AccountBackend, AccountBalance, BackendAccount, BackendFuture, PreparedTransfer,
+    ProtocolBackend, SendFailure,
 };
 pub use jwt::{JwtClient, Session, SessionManager};
 pub use signer::{Signature, SignerClient};
