@@ -923,6 +923,45 @@ depositkit_status depositkit_user_rpc_client_is_project_user(const depositkit_us
                                                              const char *address,
                                                              bool *out_is_member);
 
+// `getUserInfo` for many users in **one** JSON-RPC batch (one HTTP request).
+//
+// `requests_json` is a JSON array of `{"uuid": "...", "token": "..."}` objects (other keys are
+// ignored). On success `*out_results_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array with one object per request, in request order —
+// `{"user": <the User record, as depositkit_user_rpc_client_get_user_info gives it>}`, or
+// `{"error": {"status": <the depositkit_status of that request's failure>, "class": "<its
+// Python class name, e.g. NotFoundError>", "message": "...", "rpc": {"code", "message",
+// "data"}}}` (`"rpc"` only when the service answered that request with a JSON-RPC error
+// object). A request whose uuid is malformed or whose token is empty fails alone with
+// `DEPOSITKIT_STATUS_CONFIGURATION` and is not sent. An empty array sends nothing and gives
+// `[]`. On failure `*out_results_json` is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK` when the batch was answered (whatever each request's outcome),
+// or the failure of the whole batch:
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `requests_json` is not such an array (the
+//   message says which item; it never quotes a token);
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `requests_json` or `out_results_json` is
+//   NULL; `DEPOSITKIT_STATUS_INVALID_UTF8` when `requests_json` is not UTF-8;
+// - `DEPOSITKIT_STATUS_AUTHENTICATION` when the service rejected the project credentials;
+// - `DEPOSITKIT_STATUS_RPC` when it refused the batch as a whole (for example `-32600` for a
+//   body over its size limit; `depositkit_last_error_rpc` gives the error object);
+// - `DEPOSITKIT_STATUS_TIMEOUT`, `DEPOSITKIT_STATUS_NETWORK`, and
+//   `DEPOSITKIT_STATUS_PROTOCOL` when the answer is not a batch response.
+//
+// Messages never contain the server key or a session token.
+//
+// Blocks the calling thread while it talks to the service, as
+// `depositkit_user_rpc_client_get_user_info` does (one request for the whole batch).
+// Thread-safe: any number of threads may call it on the same client at once.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_user_rpc_client_new`;
+// `requests_json` must be NULL or a NUL-terminated string; `out_results_json` must be NULL or
+// point to a writable `char *`.
+depositkit_status depositkit_user_rpc_client_get_users_info(const depositkit_user_rpc_client *client,
+                                                            const char *requests_json,
+                                                            char **out_results_json);
+
 // Creates a deposit client from its configuration, a JSON object with the spec's camelCase
 // option names (spec section 4):
 //

@@ -7,6 +7,8 @@
 //! connection pool behind its own locks, and is used by many threads at once.
 //!
 //! The calls are synchronous: they do their HTTP requests (and retries) on the caller's thread.
+//! `depositkit_user_rpc_client_get_users_info` sends many `getUserInfo` requests as one
+//! JSON-RPC batch (JSON in, JSON out: one outcome per request, in request order).
 //! Secrets (the server key, session tokens) are never echoed in a message, not even the bytes
 //! of one that is not UTF-8.
 
@@ -405,6 +407,106 @@ pub unsafe extern "C" fn depositkit_user_rpc_client_is_project_user(
         out_is_member.write(member);
         Ok(())
     })
+}
+
+/// `getUserInfo` for many users in **one** JSON-RPC batch (one HTTP request).
+///
+/// `requests_json` is a JSON array of `{"uuid": "...", "token": "..."}` objects (other keys are
+/// ignored). On success `*out_results_json` is a new string owned by the caller (free it with
+/// `depositkit_string_free`): a JSON array with one object per request, in request order —
+/// `{"user": <the User record, as depositkit_user_rpc_client_get_user_info gives it>}`, or
+/// `{"error": {"status": <the depositkit_status of that request's failure>, "class": "<its
+/// Python class name, e.g. NotFoundError>", "message": "...", "rpc": {"code", "message",
+/// "data"}}}` (`"rpc"` only when the service answered that request with a JSON-RPC error
+/// object). A request whose uuid is malformed or whose token is empty fails alone with
+/// `DEPOSITKIT_STATUS_CONFIGURATION` and is not sent. An empty array sends nothing and gives
+/// `[]`. On failure `*out_results_json` is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK` when the batch was answered (whatever each request's outcome),
+/// or the failure of the whole batch:
+/// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `requests_json` is not such an array (the
+///   message says which item; it never quotes a token);
+/// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `requests_json` or `out_results_json` is
+///   NULL; `DEPOSITKIT_STATUS_INVALID_UTF8` when `requests_json` is not UTF-8;
+/// - `DEPOSITKIT_STATUS_AUTHENTICATION` when the service rejected the project credentials;
+/// - `DEPOSITKIT_STATUS_RPC` when it refused the batch as a whole (for example `-32600` for a
+///   body over its size limit; `depositkit_last_error_rpc` gives the error object);
+/// - `DEPOSITKIT_STATUS_TIMEOUT`, `DEPOSITKIT_STATUS_NETWORK`, and
+///   `DEPOSITKIT_STATUS_PROTOCOL` when the answer is not a batch response.
+///
+/// Messages never contain the server key or a session token.
+///
+/// Blocks the calling thread while it talks to the service, as
+/// `depositkit_user_rpc_client_get_user_info` does (one request for the whole batch).
+/// Thread-safe: any number of threads may call it on the same client at once.
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_user_rpc_client_new`;
+/// `requests_json` must be NULL or a NUL-terminated string; `out_results_json` must be NULL or
+/// point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_user_rpc_client_get_users_info(
+    client: *const depositkit_user_rpc_client,
+    requests_json: *const c_char,
+    out_results_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        // SAFETY: the caller's contract above (a secret: never quoted).
+        let requests_json = unsafe { secret_arg(requests_json, "requests_json") }?;
+        // SAFETY: the caller's contract above.
+        let out_results_json = unsafe { boundary::out(out_results_json, "out_results_json") }?;
+        let requests = batch_requests(requests_json)?;
+        let outcomes = client.get_users_info(&requests)?;
+        let results: Vec<serde_json::Value> = outcomes.iter().map(outcome_json).collect();
+        out_results_json.write(strings::owned(serde_json::Value::Array(results).to_string())?);
+        Ok(())
+    })
+}
+
+/// The `(uuid, token)` pairs of `depositkit_user_rpc_client_get_users_info`'s `requests_json`.
+/// Messages name the item, never its values (they hold session tokens).
+fn batch_requests(text: &str) -> FfiResult<Vec<(String, String)>> {
+    const SHAPE: &str = "requests_json must be a JSON array of {\"uuid\", \"token\"} objects";
+    let invalid = |what: String| FfiError::new(depositkit_status::InvalidArgument, what);
+    let parsed: serde_json::Value =
+        serde_json::from_str(text).map_err(|_| invalid(format!("{SHAPE}; it is not JSON")))?;
+    let serde_json::Value::Array(items) = parsed else {
+        return Err(invalid(format!("{SHAPE}; it is not an array")));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let field = |name: &str| item.get(name).and_then(serde_json::Value::as_str);
+            match (field("uuid"), field("token")) {
+                (Some(uuid), Some(token)) => Ok((uuid.to_owned(), token.to_owned())),
+                _ => Err(invalid(format!(
+                    "{SHAPE}; item {index} lacks a string \"uuid\" or \"token\""
+                ))),
+            }
+        })
+        .collect()
+}
+
+/// One outcome of a batch as `{"user": ...}` or `{"error": {...}}`.
+fn outcome_json(outcome: &depositkit_core::Result<depositkit_core::User>) -> serde_json::Value {
+    match outcome {
+        Ok(user) => serde_json::json!({ "user": user.to_json() }),
+        Err(err) => {
+            let status: depositkit_status = err.kind().into();
+            let mut error = serde_json::json!({
+                "status": status as u32,
+                "class": err.kind().class_name(),
+                "message": err.message(),
+            });
+            if let Some(rpc) = err.rpc_error() {
+                error["rpc"] = serde_json::to_value(rpc).unwrap_or(serde_json::Value::Null);
+            }
+            serde_json::json!({ "error": error })
+        }
+    }
 }
 
 #[cfg(test)]
