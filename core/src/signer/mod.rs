@@ -204,8 +204,8 @@ mod tests {
         assert!(recover_address(&digest, &[0u8; 65]).is_err());
     }
 
-    /// The signature ethers' `Wallet.signMessage(getBytes(root))` gives for anvil's key 0 —
-    /// RFC 6979 signatures are deterministic, so the bytes are fixed.
+    /// RFC 6979: the same key and root always give the same bytes (that they are viem's bytes is
+    /// checked against the SDK fixture in `core/tests/particle_rpc.rs`).
     #[test]
     fn signatures_are_deterministic_rfc_6979() {
         let signer = KeySigner::from_hex(ANVIL_KEY).unwrap();

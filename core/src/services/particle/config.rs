@@ -116,6 +116,7 @@ impl Credentials {
         let mut secrets = [self.client_key.as_str(), self.project_id.as_str()];
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         for secret in secrets {
+            // A shorter one would blank out ordinary text; no real credential is that short.
             if secret.len() >= 4 {
                 out = out.replace(secret, REDACTED);
             }

@@ -349,7 +349,7 @@ impl ParticleClient {
     /// Sends `transaction` and never twice blindly: a send whose answer is lost is looked up by
     /// its transaction id; only a transaction the service still reports as never sent (status
     /// 0, `INITIALIZING`) is sent again — the same transaction with the same signature — at
-    /// most three times in all.
+    /// most three times in all, after the configured backoff.
     ///
     /// # Errors
     /// The refusal; or, when the outcome cannot be learned, an error saying so (the transaction
@@ -362,7 +362,10 @@ impl ParticleClient {
     ) -> Result<SendOutcome> {
         let id = &transaction.transaction_id;
         let mut last = String::new();
-        for _ in 0..SEND_ROUNDS {
+        for round in 0..SEND_ROUNDS {
+            if round > 0 {
+                tokio::time::sleep(self.inner.config.retry.delay(round - 1, None)).await;
+            }
             match self.send_once(transaction, signature, authorizations).await {
                 Ok(answer) => return Ok(SendOutcome::Accepted(answer)),
                 Err(SendFailure::Refused(e)) => return Err(e),
