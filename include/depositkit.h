@@ -101,6 +101,21 @@
 // project (`DEPOSITKIT_STATUS_NOT_FOUND`).
 #define DEPOSITKIT_USER_RPC_IDENTITY_NOT_FOUND -32013
 
+// Errors: a failed operation or a deposit that cannot move.
+#define DEPOSITKIT_LOG_LEVEL_ERROR 1
+
+// Warnings: retries, failed polls, events dropped.
+#define DEPOSITKIT_LOG_LEVEL_WARN 2
+
+// A deposit's state changes, detections.
+#define DEPOSITKIT_LOG_LEVEL_INFO 3
+
+// Polls and HTTP requests.
+#define DEPOSITKIT_LOG_LEVEL_DEBUG 4
+
+// Everything, events queued included.
+#define DEPOSITKIT_LOG_LEVEL_TRACE 5
+
 // The result of every fallible depositkit function.
 //
 // `DEPOSITKIT_STATUS_OK` (0) is success; every other value is a failure, and the calling
@@ -454,6 +469,20 @@ typedef void (*depositkit_provider_fn)(void *user_data,
                                        const char *method,
                                        const char *params_json,
                                        depositkit_provider_reply *reply);
+
+// A log callback: `level` is a `DEPOSITKIT_LOG_LEVEL_*`, `target` the logger
+// (`"depositkit.deposit.records"`), `message` the record's text and `fields_json` its
+// structured fields as one JSON object (`{"deposit_id":"…","chain":8453,"from":"queued",
+// "to":"sweeping","owner":"0x…"}`); the three strings are NUL-terminated, UTF-8 and valid only
+// during the call. It runs on whatever thread logs (a runtime worker, a blocking-pool
+// thread, the caller's thread), possibly on several at once: it must be thread-safe, should
+// return quickly and must not call `depositkit_set_log_callback`. No field ever holds a key,
+// a seed, a JWT, an API key or a credential.
+typedef void (*depositkit_log_callback)(void *user_data,
+                                        uint32_t level,
+                                        const char *target,
+                                        const char *message,
+                                        const char *fields_json);
 
 #ifdef __cplusplus
 extern "C" {
@@ -2473,6 +2502,63 @@ depositkit_status depositkit_deposit_client_handle_onramp_message(const depositk
 // `out_order_json` must be NULL or point to a writable `char *`.
 depositkit_status depositkit_deposit_client_last_onramp_order(const depositkit_deposit_client *client,
                                                               char **out_order_json);
+
+// Sends the library's log records of `min_level` and more severe (a
+// `DEPOSITKIT_LOG_LEVEL_*`; 0 turns logging off) to `callback`, replacing any earlier one;
+// a NULL `callback` turns logging off. With logging off a record costs one atomic load.
+//
+// `callback` runs on whatever thread logs (see `depositkit_log_callback`) and gets `user_data`
+// as it was passed; the library never frees `user_data`. The callback in place when this
+// returns is the only one called afterwards (a record being delivered to the previous one may
+// still finish).
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `min_level` is
+// above `DEPOSITKIT_LOG_LEVEL_TRACE`; `DEPOSITKIT_STATUS_CONFIGURATION` when the process
+// already has a Rust `tracing` subscriber of its own. Thread-safe.
+//
+// # Safety
+// `callback`, when not NULL, must be safe to call from any thread with `user_data` until it
+// is replaced or logging is turned off.
+depositkit_status depositkit_set_log_callback(uint32_t min_level,
+                                              depositkit_log_callback callback,
+                                              void *user_data);
+
+// Every metric of the process (all clients) in the Prometheus text exposition format 0.0.4:
+// `depositkit_deposits_detected_total`, `_credited_total`, `_refunded_total`,
+// `_failed_total` (by `chain` and `token`), `depositkit_sweep_latency_seconds`,
+// `depositkit_refund_latency_seconds`, `depositkit_polls_total`,
+// `depositkit_poll_latency_seconds`, `depositkit_backlog_deposits`,
+// `depositkit_stuck_deposits`, `depositkit_http_requests_total` (by `service` and `status`),
+// `depositkit_http_request_duration_seconds`, `depositkit_http_retries_total`,
+// `depositkit_retries_total`, `depositkit_events_delivered_total`,
+// `depositkit_events_dropped_total`. Serve it as `text/plain; version=0.0.4`.
+//
+// On success `*out_text` is a string owned by the caller (free it with
+// `depositkit_string_free`). Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `out_text` is NULL. Thread-safe; does not block on
+// the network.
+//
+// # Safety
+// `out_text` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_metrics_text(char **out_text);
+
+// The client's health as JSON: `{"services":{"account":{"lastOkMs":…,"lastErrorMs":…,
+// "lastError":…},"jwt":{…}},"lastPollMs":…,"backlog":0,"stuck":["<deposit id>",…],
+// "stuckAfterMs":900000,"sessionValid":true,"watching":true,"ready":true,"healthy":true}`.
+// `stuck_after_ms` is how long a deposit may sit in the table before it is listed in `stuck`
+// (0: the default, 15 minutes).
+//
+// On success `*out_json` is a string owned by the caller (free it with
+// `depositkit_string_free`). Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works on a closed client too
+// (`"ready":false`). Does not block on the network. Thread-safe.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_deposit_client_health(const depositkit_deposit_client *client,
+                                                   uint64_t stuck_after_ms,
+                                                   char **out_json);
 
 #if defined(DEPOSITKIT_DEVNET)
 // Starts a devnet server in this process on `127.0.0.1` and a free port, serving the deposit

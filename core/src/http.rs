@@ -5,7 +5,7 @@
 use std::io::ErrorKind as IoKind;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ureq::config::Config;
 use ureq::http::Uri;
@@ -13,6 +13,7 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::observe;
 use crate::registry::WeakRegistry;
 
 /// The largest response body read; a bigger one is a protocol error, not an allocation.
@@ -130,11 +131,18 @@ impl JsonPoster {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
+        let started = Instant::now();
+        let service = observe::service_of(url);
         let response = match request.send(body) {
             Ok(response) => response,
-            Err(e) => return Err(once_failure(url, e)),
+            Err(e) => {
+                let failure = once_failure(url, e);
+                observed(&service, failure_label(&failure.error), started);
+                return Err(failure);
+            }
         };
         let status = response.status().as_u16();
+        observed(&service, &status.to_string(), started);
         let read = response.into_body().with_config().limit(MAX_RESPONSE_BYTES).read_to_string();
         match read {
             Ok(body) => Ok(Reply { status, body }),
@@ -166,11 +174,21 @@ impl JsonPoster {
             if retry >= self.retry.max_retries {
                 return Err(exhausted(url, attempts, failure));
             }
-            let retry_after = match failure {
-                Retryable::Status { retry_after, .. } => retry_after,
-                Retryable::Transport { .. } => None,
+            let (retry_after, why) = match &failure {
+                Retryable::Status { retry_after, status } => (*retry_after, status.to_string()),
+                Retryable::Transport { what, .. } => (None, what.clone()),
             };
-            std::thread::sleep(self.retry.delay(retry, retry_after));
+            let delay = self.retry.delay(retry, retry_after);
+            let service = observe::service_of(url);
+            observe::http_retry(&service);
+            tracing::warn!(
+                service = %service,
+                attempt = retry + 1,
+                reason = %why,
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                "HTTP request retried"
+            );
+            std::thread::sleep(delay);
             retry += 1;
         }
     }
@@ -182,6 +200,7 @@ impl JsonPoster {
         headers: &[(&str, &str)],
         body: Option<&str>,
     ) -> Result<std::result::Result<Reply, Retryable>> {
+        let started = Instant::now();
         let sent = match body {
             Some(body) => {
                 let mut request = self.agent.post(url);
@@ -198,11 +217,22 @@ impl JsonPoster {
                 request.call()
             }
         };
+        let service = observe::service_of(url);
         let response = match sent {
             Ok(response) => response,
-            Err(e) => return transport_failure(url, e).map(Err),
+            Err(e) => {
+                let failure = transport_failure(url, e);
+                let label = match &failure {
+                    Ok(Retryable::Transport { timed_out: true, .. }) => "timeout",
+                    Ok(_) => "network",
+                    Err(error) => failure_label(error),
+                };
+                observed(&service, label, started);
+                return failure.map(Err);
+            }
         };
         let status = response.status().as_u16();
+        observed(&service, &status.to_string(), started);
         if status == 429 || (500..600).contains(&status) {
             let retry_after = response
                 .headers()
@@ -222,6 +252,23 @@ impl JsonPoster {
             Err(e) => transport_failure(url, e).map(Err),
         }
     }
+}
+
+/// Counts and logs (DEBUG) one request to `service` that ended as `status`.
+fn observed(service: &str, status: &str, started: Instant) {
+    let took = started.elapsed();
+    observe::http_request(service, status, took);
+    tracing::debug!(
+        service = %service,
+        http_status = %status,
+        latency_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        "HTTP request"
+    );
+}
+
+/// The status label of a request that got no answer.
+fn failure_label(error: &Error) -> &'static str {
+    if error.kind() == ErrorKind::Timeout { "timeout" } else { "network" }
 }
 
 /// Why a [`JsonPoster::post_once`] request got no answer.

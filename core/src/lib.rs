@@ -17,6 +17,7 @@ pub mod describe;
 pub mod error;
 pub mod funding;
 pub mod http;
+pub mod observe;
 pub mod onramp;
 pub(crate) mod registry;
 pub mod runtime;
@@ -43,6 +44,7 @@ pub use funding::{
     WalletProvider,
 };
 pub use http::RetryPolicy;
+pub use observe::{Health, ServiceHealth, metrics_text};
 pub use onramp::{OnrampEventName, OnrampOrder};
 pub use signer::{CallbackInput, CallbackSigner, KeySigner, SeedSigner, Signer, SignerSource};
 pub use tokens::{

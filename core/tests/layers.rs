@@ -31,7 +31,7 @@ const LAYERS: &[Layer] = &[
         "tables, checks, errors, transport, the runtime",
         &[
             "error", "describe", "chains", "tokens", "units", "validate", "registry", "http",
-            "runtime",
+            "observe", "runtime",
         ],
     ),
     (

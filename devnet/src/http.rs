@@ -65,6 +65,8 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
                 .method_not_allowed_fallback(services::api::method_not_allowed)
                 .layer(middleware::from_fn_with_state(Arc::clone(&state), read_body_first)),
         )
+        .merge(crate::observe::router())
+        .route_layer(middleware::from_fn(crate::observe::count_requests))
         .fallback(not_found)
         .with_state(state);
     if verbose { router.layer(middleware::from_fn(log_request)) } else { router }

@@ -63,6 +63,7 @@ pub mod error;
 pub mod faults;
 pub mod http;
 pub mod methods;
+pub mod observe;
 pub mod rpc;
 pub mod secret;
 pub mod server;

@@ -64,6 +64,10 @@ pub mod funding;
 
 pub mod onramp;
 
+pub mod log;
+
+pub mod metrics;
+
 // The in-process devnet (`depositkit_devnet_*`): only with the opt-in cargo feature `devnet`
 // (tests, demos); production builds have none of it. The header declares it inside
 // `#if defined(DEPOSITKIT_DEVNET)`.

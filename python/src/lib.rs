@@ -40,6 +40,7 @@ mod errors;
 mod events;
 mod fork;
 mod funding;
+mod log;
 mod onramp;
 mod options;
 mod providers;
@@ -67,6 +68,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     user_rpc::register(m)?;
     records::register(m)?;
     deposit::register(m)?;
+    log::register(m)?;
     #[cfg(feature = "devnet")]
     devnet::register(m)?;
     Ok(())

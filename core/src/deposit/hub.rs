@@ -295,7 +295,11 @@ impl EventHub {
         while queue.events.len() >= self.capacity {
             queue.events.pop_front();
             queue.dropped += 1;
+            crate::observe::event_dropped();
+            tracing::warn!(capacity = self.capacity, "event queue full: the oldest event dropped");
         }
+        crate::observe::event_delivered();
+        tracing::trace!(event_id = event.id, "event queued");
         queue.events.push_back(event);
         drop(queue);
         self.ready.notify_all();

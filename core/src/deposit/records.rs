@@ -2,9 +2,10 @@
 //! (a step of the deposit machine). They sit below the store, which persists them, and the
 //! engine (client, sweeper, refunds, recovery), which acts on them.
 
-use super::model::Destination;
 use super::machine::{self, DepositState, Illegal, Input, Next, Purpose, Step};
+use super::model::Destination;
 use super::model::{DetectedDeposit, RefundResult};
+use crate::observe;
 use crate::services::{Quote, QuotePurpose};
 use crate::units::U256;
 
@@ -100,10 +101,60 @@ impl DepositRecord {
             lifecycle.unknown = Some(purpose_of(sent.purpose));
         }
         let step = machine::step(lifecycle, input)?;
+        let from = self.state.as_str();
         if let Next::Open(next) = step.next {
             self.state = next.state;
         }
+        self.observe(from, input, step.next);
         Ok(step)
+    }
+
+    /// Logs a step (INFO; a retry WARN) and counts how the deposit ended.
+    fn observe(&self, from: &'static str, input: Input, next: Next) {
+        let deposit = &self.deposit;
+        let token = deposit.token.symbol();
+        let to = match next {
+            Next::Open(next) => next.state.as_str(),
+            Next::Credited => "credited",
+            Next::Refunded => "refunded",
+        };
+        match next {
+            Next::Credited => {
+                observe::deposit_ended(deposit.chain_id, token, false, deposit.detected_at);
+            }
+            Next::Refunded => {
+                observe::deposit_ended(deposit.chain_id, token, true, deposit.detected_at);
+            }
+            Next::Open(next) if next.state == DepositState::Failed && from != to => {
+                observe::deposit_failed(deposit.chain_id, token);
+            }
+            Next::Open(_) => {}
+        }
+        if let Input::Failed { again: true, .. } = input {
+            let purpose = if from.starts_with("refund") { "refund" } else { "sweep" };
+            observe::deposit_retry(purpose);
+            tracing::warn!(
+                deposit_id = %deposit.id,
+                chain = deposit.chain_id,
+                token,
+                from,
+                to,
+                attempt = self.attempts,
+                purpose,
+                "deposit attempt failed; retrying"
+            );
+        } else {
+            tracing::info!(
+                deposit_id = %deposit.id,
+                chain = deposit.chain_id,
+                token,
+                from,
+                to,
+                attempt = self.attempts,
+                input = ?input,
+                "deposit state changed"
+            );
+        }
     }
 }
 

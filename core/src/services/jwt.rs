@@ -402,6 +402,13 @@ impl SessionManager {
         Ok(session)
     }
 
+    /// Whether a session is held and has not expired (false while one is being fetched).
+    pub fn is_valid_now(&self) -> bool {
+        self.current
+            .try_lock()
+            .is_ok_and(|current| current.as_ref().is_some_and(|s| s.is_fresh(now_secs(), 0)))
+    }
+
     /// Forgets the session.
     pub async fn clear(&self) {
         *self.current.lock().await = None;

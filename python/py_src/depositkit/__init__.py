@@ -36,6 +36,7 @@ True
 from __future__ import annotations
 
 import atexit as _atexit
+import logging as _logging
 import enum
 import typing as _typing
 
@@ -76,6 +77,7 @@ from ._native import (
     UserRpcClient,
     Wallet,
     __version__,
+    flush_logs,
     format_units,
     get_address_type,
     get_chain_name,
@@ -85,7 +87,9 @@ from ._native import (
     is_valid_destination_chain,
     is_valid_evm_address,
     is_valid_solana_address,
+    metrics_text,
     parse_units,
+    refresh_log_levels,
     token_info,
     validate_address_for_chain,
 )
@@ -130,6 +134,10 @@ __all__ = [
     # units
     "format_units",
     "parse_units",
+    # operating it: metrics and logs
+    "metrics_text",
+    "refresh_log_levels",
+    "flush_logs",
     # deposits
     "DepositClient",
     "AsyncDepositClient",
@@ -273,3 +281,9 @@ DEFAULT_SUPPORTED_TOKENS = tuple(TokenType(symbol) for symbol in _native.DEFAULT
 # Close every client (its delivery lane, watcher and store) and every in-process devnet before
 # the interpreter finalizes: afterwards no thread may call into Python.
 _atexit.register(_native._close_all)
+
+# The core's records reach ``logging`` under ``depositkit.*`` loggers; like any library,
+# depositkit adds a NullHandler so that nothing is printed unless the host configures logging.
+# TRACE (5), below DEBUG, is the level of the most detailed records.
+_logging.addLevelName(5, "TRACE")
+_logging.getLogger("depositkit").addHandler(_logging.NullHandler())

@@ -394,6 +394,41 @@ def token_info(token: str, chain_id: int) -> Optional[_TokenInfoDict]:
     True
     """
 
+def metrics_text() -> str:
+    """Every metric of the process (all clients) in the Prometheus text exposition format
+    (0.0.4): deposits detected, credited, refunded and failed by chain and token, sweep, refund
+    and poll latency, the backlog and stuck deposits, HTTP requests by service and status,
+    retries, events delivered and dropped. Serve it from your own ``/metrics``.
+    """
+
+def refresh_log_levels() -> None:
+    """Re-reads the levels of the ``depositkit.*`` loggers now. They are cached (so that a level
+    that is off costs nothing) and otherwise re-read once a second."""
+
+def flush_logs(timeout: float = 5.0) -> bool:
+    """Waits at most ``timeout`` seconds until every record logged so far has reached
+    ``logging`` (records are handed over on the ``depositkit-log`` thread); whether they did."""
+
+class _ServiceHealthDict(TypedDict):
+    """One service as a client last saw it (unix milliseconds)."""
+
+    lastOkMs: Optional[int]
+    lastErrorMs: Optional[int]
+    lastError: Optional[str]
+
+class _HealthDict(TypedDict):
+    """``DepositClient.health()``."""
+
+    services: dict[str, _ServiceHealthDict]
+    lastPollMs: Optional[int]
+    backlog: int
+    stuck: list[str]
+    stuckAfterMs: int
+    sessionValid: bool
+    watching: bool
+    ready: bool
+    healthy: bool
+
 class _WalletDict(TypedDict):
     """A wallet as the user-lookup service sends it (``Wallet.to_dict()``)."""
 
@@ -2064,6 +2099,14 @@ class DepositClient:
             TypeError: an unknown keyword (Python's own call error).
         """
     # END generated DepositClient.__new__
+    def health(self, stuck_after_ms: Optional[int] = None) -> _HealthDict:
+        """The client's health, without a network call: each service's last success and
+        failure (``account``: the balance polls, ``jwt``: the session), the last successful
+        poll, the backlog (deposits detected and not yet credited or refunded), the ids of the
+        deposits in the table for longer than ``stuck_after_ms`` (default 15 minutes), whether
+        the session is valid, whether it watches, whether it is ready (initialized, not closed),
+        and ``healthy``: ready, the last poll not failed while watching, nothing stuck.
+        """
     def initialize(self) -> DepositAddresses:
         """Opens the intermediary session (JWT service), checks the signer's wallet against
         ``intermediary_address``, and initializes the account. The status goes ``initializing``

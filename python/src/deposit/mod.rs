@@ -70,6 +70,7 @@ use crate::providers::{FailureLog, ProviderRole, ProviderSlot, Providers};
 
 mod aio;
 mod args;
+mod health;
 mod history;
 mod observe;
 mod refunds;

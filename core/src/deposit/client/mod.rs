@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::config::{
     DepositClientConfig, Destination, DestinationConfig, NotificationsConfig, RefundConfig,
@@ -190,7 +191,10 @@ impl DepositClient {
             funding,
             onramp,
             closed: AtomicBool::new(false),
+            health: crate::observe::HealthTracker::default(),
         });
+        let source: Arc<dyn crate::observe::BacklogSource> = inner.clone();
+        crate::observe::register_source(Arc::downgrade(&source));
         if inner.hub.has_notifications() {
             let hub = Arc::clone(&inner.hub);
             let timer = inner.runtime.spawn(observe::notifications_timer(hub));
@@ -255,7 +259,11 @@ impl DepositClient {
                 let (tx, rx) = mpsc::unbounded_channel();
                 state.jobs = Some(tx);
                 let weak = Arc::downgrade(&self.inner);
-                state.executor = Some(self.inner.runtime.spawn(Inner::executor_loop(weak, rx)));
+                state.executor = Some(
+                    self.inner
+                        .runtime
+                        .spawn(Inner::executor_loop(weak, rx).instrument(self.inner.span())),
+                );
                 if let Err(error) = self.inner.resume(&mut state, restored) {
                     let change = state.status.set_lifecycle(Lifecycle::Failed);
                     drop(state);
@@ -345,6 +353,15 @@ impl DepositClient {
         self.inner.state().status.current()
     }
 
+    /// The client's health: the last success and failure of each service it called, the last
+    /// successful poll, the backlog (deposits not yet credited or refunded), the deposits in
+    /// the table for longer than `stuck_after_ms` (default
+    /// [`DEFAULT_STUCK_AFTER_MS`](crate::observe::DEFAULT_STUCK_AFTER_MS), 15 min), whether
+    /// the session is valid. Answers after `close()` too (`ready` false).
+    pub fn health(&self, stuck_after_ms: Option<u64>) -> crate::observe::Health {
+        self.inner.health(stuck_after_ms.unwrap_or(crate::observe::DEFAULT_STUCK_AFTER_MS))
+    }
+
     /// Whether the watcher runs.
     ///
     /// # Errors
@@ -371,7 +388,11 @@ impl DepositClient {
             }
             let weak = Arc::downgrade(&self.inner);
             let interval = self.inner.config.polling_interval;
-            state.watcher = Some(self.inner.runtime.spawn(Inner::watch_loop(weak, interval)));
+            state.watcher = Some(
+                self.inner
+                    .runtime
+                    .spawn(Inner::watch_loop(weak, interval).instrument(self.inner.span())),
+            );
             state.status.set_watching(true)
         };
         self.inner.emit_status(change);

@@ -44,6 +44,7 @@ use crate::services::{
 use crate::units::U256;
 
 mod executor;
+mod health;
 mod start;
 mod watch;
 
@@ -251,6 +252,8 @@ pub(crate) struct Inner {
     /// The fiat onramp: its settings and the last completed order (`crate::onramp`).
     pub(crate) onramp: Onramp,
     pub(in crate::deposit) closed: AtomicBool,
+    /// The last calls to each service, for `health()`.
+    pub(crate) health: crate::observe::HealthTracker,
 }
 
 // Its answer before `initialize()` is the port's: funding and the onramp give it too.

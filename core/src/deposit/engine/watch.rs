@@ -2,7 +2,7 @@
 //! detector's findings registered and reported, their sweeps queued; the watch loop.
 
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Inner, Job};
 use crate::deposit::events::{DepositEvent, DepositLifecycleEvent, DepositPhase};
@@ -13,6 +13,7 @@ use crate::deposit::records::DepositRecord;
 use crate::deposit::store::Change;
 use crate::deposit::watcher::{Detector, Finding};
 use crate::error::{ErrorKind, Result};
+use crate::observe;
 use crate::services::{BalanceLine, CallError, with_session};
 
 impl Inner {
@@ -25,13 +26,34 @@ impl Inner {
         Ok(events)
     }
 
+    /// Counts and logs (DEBUG; a failure WARN) a poll that started at `started`, and keeps its
+    /// outcome for `health()`.
+    pub(crate) fn observe_poll<T>(&self, started: Instant, outcome: &Result<T>) {
+        let took = started.elapsed();
+        observe::poll_finished(outcome.is_ok(), took);
+        let latency_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+        let owner = self.session.owner();
+        match outcome {
+            Ok(_) => {
+                self.health.record("account", Ok(()));
+                tracing::debug!(owner, service = "account", latency_ms, "poll");
+            }
+            Err(error) => {
+                self.health.record("account", Err(error.message()));
+                tracing::warn!(owner, service = "account", latency_ms, error = %error, "poll failed");
+            }
+        }
+    }
+
     /// The account's balance lines, read in a batch with other clients' polls of the same
     /// service ([`super::poller`]); alone, with the session renewed once on a 401, when the
     /// service refused the batch.
     pub async fn balance_lines(&self, account_id: &str) -> Result<Vec<BalanceLine>> {
         let failed =
             |e: CallError| e.into_error(ErrorKind::UniversalAccount, "Failed to get balances");
-        let session = self.session.get().await.map_err(|e| failed(CallError::Session(e)))?;
+        let session = self.session.get().await;
+        self.health.record("jwt", session.as_ref().map(|_| ()).map_err(|e| e.message()));
+        let session = session.map_err(|e| failed(CallError::Session(e)))?;
         match self.poller.lines(account_id, &session.jwt).await {
             Batched::Lines(lines) => return Ok(lines),
             Batched::Failed(error) => return Err(failed(error)),
@@ -52,7 +74,10 @@ impl Inner {
         detector: &mut Detector,
     ) -> Result<(Vec<DepositLifecycleEvent>, Vec<BalanceLine>)> {
         let account_id = self.account_id()?;
-        let lines = self.balance_lines(&account_id).await?;
+        let started = Instant::now();
+        let lines = self.balance_lines(&account_id).await;
+        self.observe_poll(started, &lines);
+        let lines = lines?;
         let version = detector.version();
         let findings = detector.observe(&account_id, &lines, &self.thresholds, now_ms());
         // New deposits and the baselines that found them are saved together: a restart neither
@@ -75,6 +100,15 @@ impl Inner {
                         {
                             continue;
                         }
+                        observe::deposit_detected(deposit.chain_id, deposit.token.symbol());
+                        tracing::info!(
+                            owner = self.session.owner(),
+                            deposit_id = %deposit.id,
+                            chain = deposit.chain_id,
+                            token = deposit.token.symbol(),
+                            amount = %deposit.amount,
+                            "deposit detected"
+                        );
                         events.push(Inner::lifecycle(
                             DepositPhase::Detected,
                             &deposit,
