@@ -20,6 +20,10 @@ pub(crate) struct SentQuote {
     pub purpose: QuotePurpose,
     /// For a refund: whether the receiver is the deposit's original sender.
     pub to_sender: bool,
+    /// The backend's own data of the quoted transfer (`PreparedTransfer::backend`: Particle's
+    /// user operations and signing window; devnet's is null), kept so that a restarted client
+    /// can look up and send again the same transfer.
+    pub backend: serde_json::Value,
 }
 
 /// A refund under way (or the last one tried) of a deposit still in the table.

@@ -217,6 +217,7 @@ impl Inner {
             destination: destination.clone(),
             purpose: QuotePurpose::Sweep,
             to_sender: false,
+            backend: serde_json::Value::Null,
         };
         set_progress(progress, &sent);
         match self.services().execute(&sent).await {

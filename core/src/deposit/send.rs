@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 use super::model::{DeliveredAmount, DetectedDeposit, SweepResult, SweepStatus, explorer_tx_url};
 use super::store::{AttemptOutcome, AttemptWrite};
 use crate::services::{
-    AccountClient, CallError, Quote, QuotePurpose, QuoteRequest, SendError, SendResult, SendStatus,
-    SessionManager, SignerClient, with_session,
+    AccountBackend, AccountClient, BackendAccount, CallError, PreparedTransfer, Quote,
+    QuotePurpose, QuoteRequest, SendFailure, SendResult, SendStatus, SessionManager, SignerClient,
+    with_session,
 };
 use crate::units::{format_units, parse_raw_amount};
 
@@ -47,12 +48,16 @@ pub(crate) fn take_progress(progress: &Progress) -> Option<SentQuote> {
     progress.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
-/// The services one send talks to: the client's session, its signer and its account service.
-#[derive(Clone, Copy)]
+/// The services one send talks to: the client's session, its signer and its account service,
+/// and the client's [`AccountBackend`] with the owner's account at it, through which a quote
+/// is sent once (`docs/particle.md` §7: the rest moves to the backend step by step).
+#[derive(Clone)]
 pub(crate) struct Services<'a> {
     pub session: &'a SessionManager,
     pub signer: &'a SignerClient,
     pub account: &'a AccountClient,
+    pub backend: &'a dyn AccountBackend,
+    pub owner: BackendAccount,
 }
 
 impl Services<'_> {
@@ -87,16 +92,16 @@ impl Services<'_> {
         for _ in 0..SEND_ROUNDS {
             match self.send(sent).await {
                 Ok(answer) => return self.follow(sent, answer).await,
-                Err(SendError::Refused(e)) => {
-                    return Delivery::NotExecuted(format!("Send refused: {e}"));
+                Err(SendFailure::Refused(e)) => {
+                    return Delivery::NotExecuted(e.message().to_owned());
                 }
-                Err(SendError::Unknown { error, maybe_sent: false }) => {
+                Err(SendFailure::Unknown { error, maybe_sent: false }) => {
                     return Delivery::NotExecuted(format!(
                         "Send failed before reaching the service: {}",
                         error.message()
                     ));
                 }
-                Err(SendError::Unknown { error, maybe_sent: true }) => {
+                Err(SendFailure::Unknown { error, maybe_sent: true }) => {
                     match self.status_of(quote_id).await {
                         Ok(Some(answer)) => return self.follow(sent, answer).await,
                         // Never executed: sending the same quote again is safe (idempotent).
@@ -116,18 +121,11 @@ impl Services<'_> {
         ))
     }
 
-    /// One send with the session, renewed once if refused.
-    async fn send(&self, sent: &SentQuote) -> std::result::Result<SendResult, SendError> {
-        let not_sent = |e: crate::Error| SendError::Unknown { error: e, maybe_sent: false };
-        let session = self.session.get().await.map_err(not_sent)?;
-        let id = &sent.quote.quote_id;
-        match self.account.send(&session.jwt, id, &sent.signature).await {
-            Err(SendError::Refused(e)) if e.status == 401 => {
-                let fresh = self.session.refresh(&session.jwt).await.map_err(not_sent)?;
-                self.account.send(&fresh.jwt, id, &sent.signature).await
-            }
-            other => other,
-        }
+    /// One send through the backend (devnet's: with the session, renewed once if refused).
+    async fn send(&self, sent: &SentQuote) -> std::result::Result<SendResult, SendFailure> {
+        let transfer =
+            PreparedTransfer { quote: sent.quote.clone(), backend: sent.backend.clone() };
+        self.backend.send_once(&self.owner, &transfer, &sent.signature).await
     }
 
     /// The outcome of a sent quote: `None` when the service never executed it (`NOT_SENT`).

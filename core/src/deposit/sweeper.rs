@@ -287,6 +287,7 @@ impl Inner {
             destination: destination.clone(),
             purpose: QuotePurpose::Sweep,
             to_sender: false,
+            backend: serde_json::Value::Null,
         };
         if let Err(why) = self.record_in_flight(&deposit.id, &sent) {
             return Outcome::Failed(format!("Sweep not sent: {why}"));

@@ -37,8 +37,8 @@ use crate::funding::Funding;
 use crate::onramp::Onramp;
 use crate::runtime::Runtime;
 use crate::services::{
-    AccountClient, CallError, JwtClient, SessionManager, SignerClient, TokenTransactionsResponse,
-    TransactionsResponse, UaTransaction, with_session,
+    AccountBackend, AccountClient, CallError, JwtClient, ProtocolBackend, SessionManager,
+    SignerClient, TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
 };
 
 mod funding;
@@ -152,13 +152,18 @@ impl DepositClient {
             }));
         }
         let jwt = Arc::new(JwtClient::new(&resolved.urls.jwt, &resolved.http));
-        let session = SessionManager::new(jwt, &resolved.owner);
-        let signer = SignerClient::new(&resolved.urls.signer, &resolved.http);
-        let account = AccountClient::new(
+        let session = Arc::new(SessionManager::new(jwt, &resolved.owner));
+        let signer = Arc::new(SignerClient::new(&resolved.urls.signer, &resolved.http));
+        let account = Arc::new(AccountClient::new(
             &resolved.urls.account,
             &resolved.http,
             resolved.ua_project_id.as_deref(),
-        );
+        ));
+        let backend: Arc<dyn AccountBackend> = Arc::new(ProtocolBackend::new(
+            Arc::clone(&session),
+            Arc::clone(&signer),
+            Arc::clone(&account),
+        ));
         let poller = BalancePoller::shared(
             &resolved.urls.account,
             &resolved.http,
@@ -183,6 +188,7 @@ impl DepositClient {
             session,
             signer,
             account,
+            backend,
             poller,
             hub,
             state: Mutex::new(state),

@@ -38,8 +38,8 @@ use crate::funding::Funding;
 use crate::onramp::Onramp;
 use crate::runtime::Runtime;
 use crate::services::{
-    AccountClient, AccountInfo, CallError, Quote, QuoteDestination, QuotePurpose, QuoteRequest,
-    QuoteSource, SessionManager, SignerClient,
+    AccountBackend, AccountClient, AccountInfo, BackendAccount, CallError, Quote, QuoteDestination,
+    QuotePurpose, QuoteRequest, QuoteSource, SessionManager, SignerClient,
 };
 use crate::units::U256;
 
@@ -238,9 +238,12 @@ pub(crate) struct Inner {
     pub runtime: Arc<Runtime>,
     pub config: ResolvedConfig,
     pub thresholds: Thresholds,
-    pub session: SessionManager,
-    pub signer: SignerClient,
-    pub account: AccountClient,
+    pub session: Arc<SessionManager>,
+    pub signer: Arc<SignerClient>,
+    pub account: Arc<AccountClient>,
+    /// The account backend over the same session and clients (`ProtocolBackend`): what a send
+    /// goes through (`send.rs`).
+    pub backend: Arc<dyn AccountBackend>,
     /// The process's batcher of balance polls for this client's account service.
     pub(crate) poller: Arc<BalancePoller>,
     pub hub: Arc<EventHub>,
@@ -341,7 +344,26 @@ impl Inner {
 
     /// The client's services, for one send (`send.rs`).
     pub fn services(&self) -> Services<'_> {
-        Services { session: &self.session, signer: &self.signer, account: &self.account }
+        let owner = {
+            let state = self.state();
+            let account = state.account.as_ref();
+            let field =
+                |f: fn(&AccountInfo) -> &String| account.map(f).cloned().unwrap_or_default();
+            BackendAccount {
+                account_id: field(|a| &a.account_id),
+                owner: self.session.owner().to_owned(),
+                signer_address: state.wallet.clone().unwrap_or_default(),
+                evm_address: field(|a| &a.evm_address),
+                solana_address: field(|a| &a.solana_address),
+            }
+        };
+        Services {
+            session: &self.session,
+            signer: &self.signer,
+            account: &self.account,
+            backend: self.backend.as_ref(),
+            owner,
+        }
     }
 
     /// Ends the client's engine; `true` the first time.

@@ -128,8 +128,14 @@ impl Inner {
             Ok(signature) => signature,
             Err(e) => return RefundOutcome::Failed { message: format!("Signing failed: {e}") },
         };
-        let sent =
-            SentQuote { quote, signature, destination, purpose: QuotePurpose::Refund, to_sender };
+        let sent = SentQuote {
+            quote,
+            signature,
+            destination,
+            purpose: QuotePurpose::Refund,
+            to_sender,
+            backend: serde_json::Value::Null,
+        };
         if let Err(why) = self.record_in_flight(&deposit.id, &sent) {
             return RefundOutcome::Failed { message: format!("Refund not sent: {why}") };
         }

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::deposit::model::Destination;
 use crate::deposit::machine::DepositState;
+use crate::deposit::model::Destination;
 use crate::deposit::model::{DetectedDeposit, RefundResult};
 use crate::deposit::records::{DepositRecord, RefundProgress, SentQuote};
 use crate::describe::quote;
@@ -42,6 +42,10 @@ struct StoredQuote {
     destination: Destination,
     purpose: QuotePurpose,
     to_sender: bool,
+    /// The backend's data of the transfer; absent when null (devnet's), so that records
+    /// written before it existed read the same and devnet's records are written unchanged.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    backend: serde_json::Value,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -82,6 +86,7 @@ fn stored_quote(sent: &SentQuote) -> StoredQuote {
         destination: sent.destination.clone(),
         purpose: sent.purpose,
         to_sender: sent.to_sender,
+        backend: sent.backend.clone(),
     }
 }
 
@@ -105,6 +110,7 @@ fn sent_quote(stored: StoredQuote) -> std::result::Result<SentQuote, String> {
         destination: stored.destination,
         purpose: stored.purpose,
         to_sender: stored.to_sender,
+        backend: stored.backend,
     })
 }
 
@@ -210,6 +216,14 @@ mod tests {
             },
             purpose,
             to_sender: purpose == QuotePurpose::Refund,
+            // A refund carries backend data (as Particle's do), a sweep none (as devnet's).
+            backend: match purpose {
+                QuotePurpose::Refund => serde_json::json!({
+                    "userOps": [{"chainId": 8453, "userOpHash": format!("0x{}", "ef".repeat(32))}],
+                    "validUntil": 1_700_000_060u64,
+                }),
+                QuotePurpose::Sweep => serde_json::Value::Null,
+            },
         }
     }
 
@@ -248,6 +262,10 @@ mod tests {
                         assert_eq!(back.state, state);
                         assert_eq!(back.deposit.raw_amount, record.deposit.raw_amount);
                         assert_eq!(back.range, record.range);
+                        assert_eq!(
+                            back.unresolved.as_ref().map(|q| q.backend.clone()),
+                            unresolved.map(|p| sent(p).backend)
+                        );
                         assert_eq!(back.unresolved.map(|q| q.purpose), unresolved);
                         assert_eq!(
                             back.in_flight.map(|q| q.quote.quote_id),
@@ -271,5 +289,25 @@ mod tests {
         let why = record_from_json(&renamed).expect_err("refused");
         assert_eq!(why, "unknown deposit state \"hibernating\"");
         assert!(record_from_json("{}").is_err());
+    }
+
+    /// A quote written before the backend's data was kept reads back with none, and a quote
+    /// without any is written as before: devnet's records are unchanged.
+    #[test]
+    fn a_quote_without_backend_data_reads_and_writes_as_before() {
+        let mut record = DepositRecord::new(
+            deposit(),
+            (U256::ZERO, U256::from(1u64)),
+            1,
+            DepositState::Sweeping,
+        );
+        record.in_flight = Some(sent(QuotePurpose::Sweep));
+        let json = record_json(&record);
+        assert!(!json.contains("\"backend\""), "{json}");
+        let back = record_from_json(&json).expect("reads back");
+        assert!(back.in_flight.expect("in flight").backend.is_null());
+        record.in_flight = Some(sent(QuotePurpose::Refund));
+        let json = record_json(&record);
+        assert!(json.contains("\"backend\":{"), "{json}");
     }
 }
