@@ -2,7 +2,7 @@
 //!
 //! - `docs/options.md`: the reference for every language;
 //! - `python/py_src/depositkit/_native.pyi`: `DepositClient.__new__`'s keywords and their docs;
-//! - `python/src/deposit.rs`: the `text_signature` Python's `inspect` shows;
+//! - `python/src/deposit/mod.rs`: the `text_signature` Python's `inspect` shows;
 //! - `ffi/src/deposit/mod.rs`: the option list of `depositkit_deposit_client_new`'s documentation,
 //!   from which `scripts/gen-header.sh` writes `include/depositkit.h`.
 //!
@@ -336,7 +336,7 @@ fn generated_faces_match_the_option_table() {
     let stale: Vec<String> = [
         check("docs/options.md", None, options_md()),
         check("python/py_src/depositkit/_native.pyi", Some("DepositClient.__new__"), python_new()),
-        check("python/src/deposit.rs", Some("text_signature"), text_signature()),
+        check("python/src/deposit/mod.rs", Some("text_signature"), text_signature()),
         check("ffi/src/deposit/mod.rs", Some("options"), ffi_doc()),
     ]
     .into_iter()
