@@ -124,7 +124,7 @@ async def test_every_lookup_is_awaitable_and_typed_like_the_sync_one(
     assert (users.base_url, users.project_id, users.closed) == (net.user_rpc_url, creds["project_id"], False)
     assert repr(users).startswith("<depositkit.AsyncUserRpcClient base_url=")
     assert creds["server_key"] not in repr(users)
-    users.close()
+    await users.aclose()
     assert users.closed
     with pytest.raises(DepositSDKError, match="UserRpcClient is closed"):
         await users.get_user_info(creds["user_uuid"], creds["user_token"])
