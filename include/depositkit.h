@@ -472,11 +472,12 @@ typedef void (*depositkit_provider_fn)(void *user_data,
 
 // A log callback: `level` is a `DEPOSITKIT_LOG_LEVEL_*`, `target` the logger
 // (`"depositkit.deposit.records"`), `message` the record's text and `fields_json` its
-// structured fields as one JSON object (`{"deposit_id":"…","chain":8453,"from":"queued",
-// "to":"sweeping","owner":"0x…"}`); the three strings are NUL-terminated, UTF-8 and valid only
+// structured fields as one JSON object (`{"deposit_id":"...","chain":8453,"from":"queued",
+// "to":"sweeping","owner":"0x..."}`); the three strings are NUL-terminated, UTF-8 and valid only
 // during the call. It runs on whatever thread logs (a runtime worker, a blocking-pool
-// thread, the caller's thread), possibly on several at once: it must be thread-safe, should
-// return quickly and must not call `depositkit_set_log_callback`. No field ever holds a key,
+// thread, the caller's thread), possibly on several at once, sometimes while the library holds
+// a client's lock: it must be thread-safe, should return quickly (copy the record, hand it to
+// the host's logger) and must not call any `depositkit_*` function. No field ever holds a key,
 // a seed, a JWT, an API key or a credential.
 typedef void (*depositkit_log_callback)(void *user_data,
                                         uint32_t level,
@@ -2542,8 +2543,8 @@ depositkit_status depositkit_set_log_callback(uint32_t min_level,
 // `out_text` must be NULL or point to a writable `char *`.
 depositkit_status depositkit_metrics_text(char **out_text);
 
-// The client's health as JSON: `{"services":{"account":{"lastOkMs":…,"lastErrorMs":…,
-// "lastError":…},"jwt":{…}},"lastPollMs":…,"backlog":0,"stuck":["<deposit id>",…],
+// The client's health as JSON: `{"services":{"account":{"lastOkMs":...,"lastErrorMs":...,
+// "lastError":...},"jwt":{...}},"lastPollMs":...,"backlog":0,"stuck":["<deposit id>",...],
 // "stuckAfterMs":900000,"sessionValid":true,"watching":true,"ready":true,"healthy":true}`.
 // `stuck_after_ms` is how long a deposit may sit in the table before it is listed in `stuck`
 // (0: the default, 15 minutes).

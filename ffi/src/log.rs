@@ -22,11 +22,12 @@ pub const DEPOSITKIT_LOG_LEVEL_TRACE: u32 = 5;
 
 /// A log callback: `level` is a `DEPOSITKIT_LOG_LEVEL_*`, `target` the logger
 /// (`"depositkit.deposit.records"`), `message` the record's text and `fields_json` its
-/// structured fields as one JSON object (`{"deposit_id":"…","chain":8453,"from":"queued",
-/// "to":"sweeping","owner":"0x…"}`); the three strings are NUL-terminated, UTF-8 and valid only
+/// structured fields as one JSON object (`{"deposit_id":"...","chain":8453,"from":"queued",
+/// "to":"sweeping","owner":"0x..."}`); the three strings are NUL-terminated, UTF-8 and valid only
 /// during the call. It runs on whatever thread logs (a runtime worker, a blocking-pool
-/// thread, the caller's thread), possibly on several at once: it must be thread-safe, should
-/// return quickly and must not call `depositkit_set_log_callback`. No field ever holds a key,
+/// thread, the caller's thread), possibly on several at once, sometimes while the library holds
+/// a client's lock: it must be thread-safe, should return quickly (copy the record, hand it to
+/// the host's logger) and must not call any `depositkit_*` function. No field ever holds a key,
 /// a seed, a JWT, an API key or a credential.
 #[allow(non_camel_case_types)]
 pub type depositkit_log_callback = Option<

@@ -34,8 +34,8 @@ pub unsafe extern "C" fn depositkit_metrics_text(out_text: *mut *mut c_char) -> 
     })
 }
 
-/// The client's health as JSON: `{"services":{"account":{"lastOkMs":…,"lastErrorMs":…,
-/// "lastError":…},"jwt":{…}},"lastPollMs":…,"backlog":0,"stuck":["<deposit id>",…],
+/// The client's health as JSON: `{"services":{"account":{"lastOkMs":...,"lastErrorMs":...,
+/// "lastError":...},"jwt":{...}},"lastPollMs":...,"backlog":0,"stuck":["<deposit id>",...],
 /// "stuckAfterMs":900000,"sessionValid":true,"watching":true,"ready":true,"healthy":true}`.
 /// `stuck_after_ms` is how long a deposit may sit in the table before it is listed in `stuck`
 /// (0: the default, 15 minutes).
