@@ -208,9 +208,9 @@ impl Inner {
         };
         let signature = self
             .services()
-            .sign(&quote.root_hash)
+            .sign(&quote)
             .await
-            .map_err(|e| (RecoveryStatus::Failed, format!("Signing failed: {e}")))?;
+            .map_err(|e| (RecoveryStatus::Failed, e.message().to_owned()))?;
         let sent = SentQuote {
             quote,
             signature,

@@ -1,7 +1,7 @@
 //! The send protocol: quote → sign → send → follow, over the client's services.
 //!
-//! A quote prices exactly one transfer; the intermediary signs its `rootHash`; the quote is sent
-//! once. A send without a definite answer (timeout, reset, 429, 5xx) is never repeated
+//! A quote prices exactly one transfer; the owner's signer signs its `rootHash` and the quote
+//! is sent once, both through the client's account backend (`services::backend`). A send without a definite answer (timeout, reset, 429, 5xx) is never repeated
 //! blindly: its status is asked (`GET /v1/sweeps/{quoteId}`), a known outcome is taken, and
 //! only `NOT_SENT` (never executed) sends the same quote again (idempotent per `quoteId`). A
 //! `pending` answer is followed until final. A refused session (HTTP 401) is renewed once per
@@ -15,8 +15,7 @@ use super::model::{DeliveredAmount, DetectedDeposit, SweepResult, SweepStatus, e
 use super::store::{AttemptOutcome, AttemptWrite};
 use crate::services::{
     AccountBackend, AccountClient, BackendAccount, CallError, PreparedTransfer, Quote,
-    QuotePurpose, QuoteRequest, SendFailure, SendResult, SendStatus, SessionManager, SignerClient,
-    with_session,
+    QuotePurpose, QuoteRequest, SendFailure, SendResult, SendStatus, SessionManager, with_session,
 };
 use crate::units::{format_units, parse_raw_amount};
 
@@ -48,13 +47,13 @@ pub(crate) fn take_progress(progress: &Progress) -> Option<SentQuote> {
     progress.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
-/// The services one send talks to: the client's session, its signer and its account service,
-/// and the client's [`AccountBackend`] with the owner's account at it, through which a quote
-/// is sent once (`docs/particle.md` §7: the rest moves to the backend step by step).
+/// The services one send talks to: the client's [`AccountBackend`] with the owner's account at
+/// it, which signs, sends once and reads a send's status; and, for the quote only (its errors
+/// are still read by code: `BELOW_MINIMUM`, the refund's gas), the session and the account
+/// service directly (`docs/particle.md` §7).
 #[derive(Clone)]
 pub(crate) struct Services<'a> {
     pub session: &'a SessionManager,
-    pub signer: &'a SignerClient,
     pub account: &'a AccountClient,
     pub backend: &'a dyn AccountBackend,
     pub owner: BackendAccount,
@@ -73,21 +72,17 @@ impl Services<'_> {
         .await
     }
 
-    /// The intermediary's signature of `root_hash`.
-    pub(crate) async fn sign(&self, root_hash: &str) -> std::result::Result<String, CallError> {
-        with_session(self.session, |jwt| {
-            let signer = self.signer;
-            async move { signer.sign(&jwt, root_hash).await }
-        })
-        .await
-        .map(|s| s.signature)
+    /// The owner's signature of `quote`'s root hash, through the backend ("Signing failed: …"
+    /// when it fails).
+    pub(crate) async fn sign(&self, quote: &Quote) -> crate::Result<String> {
+        let transfer = PreparedTransfer { quote: quote.clone(), backend: serde_json::Value::Null };
+        self.backend.sign(&self.owner, &transfer).await
     }
 
     /// Sends `sent` and learns its outcome: a send without a definite answer is resolved with
     /// `GET /v1/sweeps/{quoteId}`; `NOT_SENT` sends the same quote again (idempotent), up to
     /// three rounds; a `pending` answer is followed until final (at most 60 s).
     pub(crate) async fn execute(&self, sent: &SentQuote) -> Delivery {
-        let quote_id = &sent.quote.quote_id;
         let mut last_error = String::new();
         for _ in 0..SEND_ROUNDS {
             match self.send(sent).await {
@@ -102,7 +97,7 @@ impl Services<'_> {
                     ));
                 }
                 Err(SendFailure::Unknown { error, maybe_sent: true }) => {
-                    match self.status_of(quote_id).await {
+                    match self.status_of(sent).await {
                         Ok(Some(answer)) => return self.follow(sent, answer).await,
                         // Never executed: sending the same quote again is safe (idempotent).
                         Ok(None) => last_error = error.message().to_owned(),
@@ -123,21 +118,13 @@ impl Services<'_> {
 
     /// One send through the backend (devnet's: with the session, renewed once if refused).
     async fn send(&self, sent: &SentQuote) -> std::result::Result<SendResult, SendFailure> {
-        let transfer =
-            PreparedTransfer { quote: sent.quote.clone(), backend: sent.backend.clone() };
-        self.backend.send_once(&self.owner, &transfer, &sent.signature).await
+        self.backend.send_once(&self.owner, &transfer_of(sent), &sent.signature).await
     }
 
-    /// The outcome of a sent quote: `None` when the service never executed it (`NOT_SENT`).
-    pub(crate) async fn status_of(
-        &self,
-        quote_id: &str,
-    ) -> std::result::Result<Option<SendResult>, CallError> {
-        with_session(self.session, |jwt| {
-            let account = self.account;
-            async move { account.sweep_status(&jwt, quote_id).await }
-        })
-        .await
+    /// The outcome of a sent quote, through the backend: `None` when the service never
+    /// executed it (`NOT_SENT`).
+    pub(crate) async fn status_of(&self, sent: &SentQuote) -> crate::Result<Option<SendResult>> {
+        self.backend.send_status(&self.owner, &transfer_of(sent)).await
     }
 
     /// Follows a send's answer until it is final.
@@ -168,7 +155,7 @@ impl Services<'_> {
             }
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(Duration::from_secs(2));
-            match self.status_of(&sent.quote.quote_id).await {
+            match self.status_of(sent).await {
                 Ok(Some(next)) => answer = next,
                 Ok(None) => {
                     return Delivery::Unknown(
@@ -179,6 +166,11 @@ impl Services<'_> {
             }
         }
     }
+}
+
+/// The backend's transfer of a signed quote.
+fn transfer_of(sent: &SentQuote) -> PreparedTransfer {
+    PreparedTransfer { quote: sent.quote.clone(), backend: sent.backend.clone() }
 }
 
 /// The final word on an attempt's send, for the store.

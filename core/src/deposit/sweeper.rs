@@ -277,9 +277,9 @@ impl Inner {
             Ok(quote) => quote,
             Err(e) => return Outcome::Failed(format!("Quote failed: {e}")),
         };
-        let signature = match self.services().sign(&quote.root_hash).await {
+        let signature = match self.services().sign(&quote).await {
             Ok(signature) => signature,
-            Err(e) => return Outcome::Failed(format!("Signing failed: {e}")),
+            Err(e) => return Outcome::Failed(e.message().to_owned()),
         };
         let sent = SentQuote {
             quote,

@@ -308,7 +308,7 @@ impl AccountBackend for ProtocolBackend {
             with_session(&self.session, |jwt| async move { self.signer.sign(&jwt, root).await })
                 .await
                 .map(|s| s.signature)
-                .map_err(call_error("Signing failed", ErrorKind::Sweep))
+                .map_err(call_error("Signing", ErrorKind::Sweep))
         })
     }
 
@@ -353,7 +353,8 @@ impl AccountBackend for ProtocolBackend {
                 |jwt| async move { self.account.sweep_status(&jwt, id).await },
             )
             .await
-            .map_err(call_error("Reading the send's status", ErrorKind::Sweep))
+            // The service's own words: the engine says what could not be read.
+            .map_err(|e| Error::new(ErrorKind::Sweep, e.to_string()))
         })
     }
 

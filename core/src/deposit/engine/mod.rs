@@ -359,7 +359,6 @@ impl Inner {
         };
         Services {
             session: &self.session,
-            signer: &self.signer,
             account: &self.account,
             backend: self.backend.as_ref(),
             owner,

@@ -124,9 +124,9 @@ impl Inner {
                 return RefundOutcome::Failed { message: format!("Refund quote failed: {e}") };
             }
         };
-        let signature = match self.services().sign(&quote.root_hash).await {
+        let signature = match self.services().sign(&quote).await {
             Ok(signature) => signature,
-            Err(e) => return RefundOutcome::Failed { message: format!("Signing failed: {e}") },
+            Err(e) => return RefundOutcome::Failed { message: e.message().to_owned() },
         };
         let sent = SentQuote {
             quote,
@@ -164,7 +164,7 @@ impl Inner {
     /// Whether an earlier sweep whose outcome was unknown was delivered.
     async fn check_sweep(&self, prior: &SentQuote) -> SweepCheck {
         let quote_id = &prior.quote.quote_id;
-        match self.services().status_of(quote_id).await {
+        match self.services().status_of(prior).await {
             Ok(Some(answer)) => match self.services().follow(prior, answer).await {
                 Delivery::Done(answer) => SweepCheck::Delivered(answer),
                 Delivery::NotExecuted(_) => SweepCheck::NotDelivered,
