@@ -63,7 +63,9 @@ struct Visitor<'a> {
 
 impl Visit for Visitor<'_> {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.put(field, Value::String(format!("{value:?}")));
+        // tracing hands over a message (its format_args, whose Debug is the text itself) and a
+        // field recorded with `?value` this way: the caller chose that form.
+        self.put(field, Value::String(AsRecorded(value).to_string()));
     }
     fn record_str(&mut self, field: &Field, value: &str) {
         self.put(field, Value::String(value.to_owned()));
@@ -166,6 +168,15 @@ pub fn level_number(level: Level) -> u32 {
         Level::INFO => 3,
         Level::DEBUG => 4,
         Level::TRACE => 5,
+    }
+}
+
+/// A value tracing recorded in its Debug form, written as text.
+struct AsRecorded<'a>(&'a dyn std::fmt::Debug);
+
+impl std::fmt::Display for AsRecorded<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
     }
 }
 
