@@ -91,6 +91,9 @@ __all__ = [
     "OnrampCompleteEvent",
     "DepositClient",
     "_EventInbox",
+    "refresh_log_levels",
+    "flush_logs",
+    "metrics_text",
     "Devnet",
 ]
 
@@ -399,15 +402,43 @@ def metrics_text() -> str:
     (0.0.4): deposits detected, credited, refunded and failed by chain and token, sweep, refund
     and poll latency, the backlog and stuck deposits, HTTP requests by service and status,
     retries, events delivered and dropped. Serve it from your own ``/metrics``.
+
+    Returns:
+        The text, one ``# HELP`` / ``# TYPE`` block per metric family.
+
+    Raises:
+        Nothing: the registry is in memory.
+
+    >>> "# TYPE depositkit_deposits_credited_total counter" in metrics_text()
+    True
     """
 
 def refresh_log_levels() -> None:
     """Re-reads the levels of the ``depositkit.*`` loggers now. They are cached (so that a level
-    that is off costs nothing) and otherwise re-read once a second."""
+    that is off costs nothing) and otherwise re-read once a second.
+
+    Returns:
+        None.
+
+    Raises:
+        Exception: what ``logging.getLogger(...).getEffectiveLevel()`` raised, if anything.
+
+    >>> refresh_log_levels()
+    """
 
 def flush_logs(timeout: float = 5.0) -> bool:
     """Waits at most ``timeout`` seconds until every record logged so far has reached
-    ``logging`` (records are handed over on the ``depositkit-log`` thread); whether they did."""
+    ``logging`` (records are handed over on the ``depositkit-log`` thread).
+
+    Returns:
+        Whether they all did in time.
+
+    Raises:
+        Nothing.
+
+    >>> flush_logs()
+    True
+    """
 
 class _ServiceHealthDict(TypedDict):
     """One service as a client last saw it (unix milliseconds)."""
