@@ -206,6 +206,7 @@ ANSWERS_WHEN_CLOSED: dict[str, Any] = {
     "close": lambda c, ctx: c.close(),
     "closed": lambda c, ctx: c.closed,
     "status": lambda c, ctx: c.status,
+    "health": lambda c, ctx: c.health(),
     "owner_address": lambda c, ctx: c.owner_address,
     "store_path": lambda c, ctx: c.store_path,
     "events_since": lambda c, ctx: c.events_since(),

@@ -95,6 +95,7 @@ pub(crate) enum ClientCall {
     Close,
     IsClosed,
     Status,
+    Health,
     Initialize,
     // Identity and durable state.
     OwnerAddress,
@@ -164,7 +165,8 @@ impl ClientCall {
     /// Python `DepositSDKError`).
     ///
     /// A closed client answers only what stays true after `close()`:
-    /// - its lifecycle: `close` (idempotent), `is_closed`, `status` (`idle`);
+    /// - its lifecycle: `close` (idempotent), `is_closed`, `status` (`idle`), `health`
+    ///   (`ready` false);
     /// - what identifies it and outlives it: `owner_address`, `store_path`, and the durable event
     ///   log (`events_since`, `deposit_history`, `last_event_id`), so that a host can catch up
     ///   on what it missed after closing;
@@ -181,9 +183,9 @@ impl ClientCall {
     pub(crate) const fn answers_when_closed(self) -> bool {
         use ClientCall::*;
         match self {
-            Close | IsClosed | Status | OwnerAddress | StorePath | EventsSince | LastEventId
-            | DepositHistory | NextEvent | NextRecordedEvent | DroppedEvents | CallbackPanics
-            | Unsubscribe | ClearFundingWallet => true,
+            Close | IsClosed | Status | Health | OwnerAddress | StorePath | EventsSince
+            | LastEventId | DepositHistory | NextEvent | NextRecordedEvent | DroppedEvents
+            | CallbackPanics | Unsubscribe | ClearFundingWallet => true,
             Initialize
             | AccountId
             | IntermediaryAddress

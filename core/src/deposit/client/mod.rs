@@ -365,6 +365,7 @@ impl DepositClient {
     /// [`DEFAULT_STUCK_AFTER_MS`](crate::observe::DEFAULT_STUCK_AFTER_MS), 15 min), whether
     /// the session is valid. Answers after `close()` too (`ready` false).
     pub fn health(&self, stuck_after_ms: Option<u64>) -> crate::observe::Health {
+        debug_assert!(ClientCall::Health.answers_when_closed());
         self.inner.health(stuck_after_ms.unwrap_or(crate::observe::DEFAULT_STUCK_AFTER_MS))
     }
 
