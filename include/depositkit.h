@@ -957,7 +957,7 @@ depositkit_status depositkit_user_rpc_client_is_project_user(const depositkit_us
 //
 // `requests_json` is a JSON array of `{"uuid": "...", "token": "..."}` objects (other keys are
 // ignored). On success `*out_results_json` is a new string owned by the caller (free it with
-// `depositkit_string_free`): a JSON array with one object per request, in request order —
+// `depositkit_string_free`): a JSON array with one object per request, in request order -
 // `{"user": <the User record, as depositkit_user_rpc_client_get_user_info gives it>}`, or
 // `{"error": {"status": <the depositkit_status of that request's failure>, "class": "<its
 // Python class name, e.g. NotFoundError>", "message": "...", "rpc": {"code", "message",
