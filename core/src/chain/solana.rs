@@ -324,7 +324,13 @@ pub(crate) fn parse_token_account(method: &str, item: &Value) -> Result<TokenAcc
         address: key(item.get("pubkey"))?,
         mint: key(info.get("mint"))?,
         owner: key(info.get("owner"))?,
-        raw_amount: amount.parse().map_err(|_| bad())?,
+        // The canonical decimal a node sends: no sign, no leading zeros (what is read is
+        // exactly the string sent).
+        raw_amount: amount
+            .parse::<u64>()
+            .ok()
+            .filter(|raw| raw.to_string() == amount)
+            .ok_or_else(bad)?,
         decimals,
     })
 }
