@@ -3,8 +3,8 @@
 # the C programs (shared and static, against the library installed into a temporary prefix by
 # scripts/install-c.sh) and the C/CMake examples, the benches in test mode, the check that
 # production builds carry no devnet (and that the production wheel is abi3 + manylinux2014),
-# stubtest and mypy --strict, the pytest suite (against the wheel installed into .venv), and
-# every fuzz target briefly.
+# stubtest and mypy --strict, the pytest suite (against the wheel installed into .venv), the devnet
+# dashboard in headless Chromium, and every fuzz target briefly.
 # Installs what it needs by itself (the project-local .venv with maturin, ziglang, pytest and
 # solders, and the depositkit wheel built with the devnet; anvil and solc-js from npm into
 # .chains/; Particle's Universal Account SDK from npm into tests/particle/node_modules; cmake and
@@ -42,11 +42,25 @@ pytest_step() {
 step fmt cargo fmt --all --check
 # Builds the devnet wheel (abi3, manylinux2014) and installs it into .venv: what pytest tests.
 step python-env scripts/python-env.sh
+# The devnet dashboard in a real headless Chromium (Debian's chromium and chromium-driver, apt-get
+# when missing; Selenium into .venv), with a depositkit client watching: writes docs/dashboard.png.
+step dashboard tests/dashboard/run.sh
 # The local chains (anvil from npm, solc-js) the funding tests of every language run on.
 step chains-install scripts/chains-install.sh
 # Particle's published Universal Account SDK (npm ci of tests/particle/package-lock.json), which
 # devnet/tests/particle_sdk.rs (in cargo-test) runs against devnet's Particle JSON-RPC.
 step particle-sdk tests/particle/install.sh
+# One throwaway PostgreSQL server (scripts/postgres.sh: initdb + pg_ctl on a private port, Debian's
+# postgresql package installed when missing) for every PostgreSQL test of the run: each test makes
+# a database of its own in it (depositkit_server::testing). Stopped when this script exits.
+pg_dir=/tmp/depositkit-test-pg.$$
+trap 'scripts/postgres.sh stop "$pg_dir"' EXIT
+postgres_start() {
+    DEPOSITKIT_TEST_POSTGRES_URL=$(scripts/postgres.sh start "$pg_dir") || return 1
+    export DEPOSITKIT_TEST_POSTGRES_URL
+    echo "PostgreSQL for the tests: $DEPOSITKIT_TEST_POSTGRES_URL"
+}
+step postgres postgres_start
 step cargo-test cargo test --workspace
 step benches cargo test -p depositkit-benches --benches
 step clippy cargo clippy --workspace --all-targets --features depositkit-python/devnet -- -D warnings

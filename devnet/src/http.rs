@@ -3,35 +3,27 @@
 //! administration (`crate::services`).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::header::{
-    ALLOW, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE,
-};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::header::{ALLOW, CONNECTION, RETRY_AFTER};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use http_body_util::BodyExt;
+pub use depositkit_server::http::USER_RPC_PATH;
+use depositkit_server::http::{BodyError, RpcState, json_response, read_body, rpc_error_response};
 use serde_json::{Value, json};
 
-use crate::auth::{self, AuthFailure};
 use crate::faults::Faults;
-use crate::methods::Context;
 use crate::rpc::{self, RpcError, codes};
 use crate::services::faults::FaultRequest;
 use crate::services::{self, Services};
 use crate::store::Store;
 
-/// Path of the JSON-RPC service.
-pub const USER_RPC_PATH: &str = "/user-rpc";
 /// Realm of the `WWW-Authenticate` challenge.
 pub const REALM: &str = "depositkit-devnet";
-/// How much of an oversize body is read and dropped before answering 413.
-const MAX_DRAINED_BYTES: usize = 16 * 1024 * 1024;
 /// Largest body accepted by `/devnet/faults`.
 const MAX_FAULT_BODY_BYTES: usize = 64 * 1024;
 
@@ -42,11 +34,9 @@ pub(crate) struct AppState {
     pub max_body_bytes: usize,
     pub fault_injection: bool,
     pub services: Arc<Services>,
+    /// The user-lookup service (depositkit-server's) over `store`.
+    pub rpc: Arc<RpcState>,
 }
-
-/// The JSON-RPC method names of a request, attached to its response for the request log.
-#[derive(Clone)]
-struct RpcMethods(Vec<String>);
 
 /// The routes; with `verbose`, one line per request goes to stderr.
 pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
@@ -66,10 +56,17 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
                 .layer(middleware::from_fn_with_state(Arc::clone(&state), read_body_first)),
         )
         .merge(crate::observe::router())
+        .merge(crate::dashboard::router())
         .route_layer(middleware::from_fn(crate::observe::count_requests))
-        .fallback(not_found)
+        .fallback(depositkit_server::serve::not_found)
         .with_state(state);
-    if verbose { router.layer(middleware::from_fn(log_request)) } else { router }
+    if verbose {
+        router.layer(middleware::from_fn(|request, next| {
+            depositkit_server::serve::log_request("depositkit-devnet", request, next)
+        }))
+    } else {
+        router
+    }
 }
 
 /// Reads the whole request body before a service handler runs. Handlers answer some requests
@@ -94,152 +91,26 @@ async fn read_body_first(
     }
 }
 
+/// `/user-rpc`: depositkit-server's handler, after the faults armed for it (a delay, then
+/// an HTTP status instead of an answer).
 async fn user_rpc(State(app): State<Arc<AppState>>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    if parts.method != Method::POST {
-        let error = RpcError::invalid_request(format!("use POST, not {}", parts.method));
-        let mut response = rpc_error_response(StatusCode::METHOD_NOT_ALLOWED, &Value::Null, error);
-        response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
-        return response;
-    }
-    if !is_json(&parts.headers) {
-        let error = RpcError::invalid_request("Content-Type must be application/json");
-        return rpc_error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &Value::Null, error);
-    }
-    let bytes = match read_body(&parts.headers, body, app.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(error) => return rpc_body_error(error, app.max_body_bytes),
-    };
-
     let planned = app.faults.take();
     if let Some(delay) = planned.delay {
         tokio::time::sleep(delay).await;
     }
-    let parsed = serde_json::from_slice::<Value>(&bytes);
-    let reply_id = match &parsed {
-        Ok(body @ Value::Object(_)) => rpc::id_of(body),
-        _ => Value::Null,
-    };
     if let Some((status, retry_after)) = planned.status {
-        return fault_response(status, retry_after, &reply_id);
+        // The error echoes the request's id, as the real service's errors do.
+        let (parts, body) = request.into_parts();
+        let id = match read_body(&parts.headers, body, app.max_body_bytes).await {
+            Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+                Ok(body @ Value::Object(_)) => rpc::id_of(&body),
+                _ => Value::Null,
+            },
+            Err(_) => Value::Null,
+        };
+        return fault_response(status, retry_after, &id);
     }
-
-    let methods = parsed.as_ref().map(rpc::method_names).unwrap_or_default();
-    let header = parts.headers.get(AUTHORIZATION).map(|v| v.as_bytes().to_vec());
-    let store = app.store.clone();
-    let outcome =
-        tokio::task::spawn_blocking(move || answer(&store, header.as_deref(), parsed)).await;
-    let mut response = match outcome {
-        Ok(Ok(Answer::Reply(Some(reply)))) => json_response(StatusCode::OK, &reply),
-        Ok(Ok(Answer::Reply(None))) => StatusCode::NO_CONTENT.into_response(),
-        Ok(Ok(Answer::Unauthorized(failure))) => unauthorized(failure, &reply_id),
-        Ok(Err(error)) => {
-            eprintln!("depositkit-devnet: internal error: {error}");
-            rpc_error_response(StatusCode::INTERNAL_SERVER_ERROR, &reply_id, RpcError::internal())
-        }
-        Err(join_error) => {
-            eprintln!("depositkit-devnet: internal error: request task failed: {join_error}");
-            rpc_error_response(StatusCode::INTERNAL_SERVER_ERROR, &reply_id, RpcError::internal())
-        }
-    };
-    response.extensions_mut().insert(RpcMethods(methods));
-    response
-}
-
-enum Answer {
-    /// The JSON-RPC reply, or `None` when there is nothing to send back.
-    Reply(Option<Value>),
-    Unauthorized(AuthFailure),
-}
-
-/// Authenticates, then answers the body. Blocking: runs on the blocking pool.
-fn answer(
-    store: &Store,
-    header: Option<&[u8]>,
-    parsed: serde_json::Result<Value>,
-) -> crate::Result<Answer> {
-    let project_id = match auth::authenticate(store, header)? {
-        Ok(project_id) => project_id,
-        Err(failure) => return Ok(Answer::Unauthorized(failure)),
-    };
-    let body = match parsed {
-        Ok(body) => body,
-        Err(e) => {
-            return Ok(Answer::Reply(Some(rpc::failure(
-                &Value::Null,
-                RpcError::parse_error(&e.to_string()),
-            ))));
-        }
-    };
-    let context = Context { store, project_id: &project_id };
-    Ok(Answer::Reply(rpc::handle(&body, |method, params| context.call(method, params))))
-}
-
-/// Whether the request says its body is JSON (`application/json`, any parameters).
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// Why a body was not read.
-enum BodyError {
-    /// Larger than the limit.
-    TooLarge,
-    /// The connection failed or the framing was broken; the message says how.
-    Unreadable(String),
-}
-
-/// The whole body, or why it was not read.
-///
-/// An oversize body is still read (and dropped) up to [`MAX_DRAINED_BYTES`], so that a client
-/// that writes the whole body before reading gets the 413 rather than a broken pipe.
-async fn read_body(headers: &HeaderMap, mut body: Body, max: usize) -> Result<Bytes, BodyError> {
-    let declared = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > (max + MAX_DRAINED_BYTES) as u64) {
-        return Err(BodyError::TooLarge);
-    }
-    let mut collected = Vec::new();
-    let mut seen = 0usize;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| BodyError::Unreadable(e.to_string()))?;
-        let Ok(data) = frame.into_data() else { continue };
-        seen = seen.saturating_add(data.len());
-        if seen <= max {
-            collected.extend_from_slice(&data);
-        } else if seen > max + MAX_DRAINED_BYTES {
-            break;
-        }
-    }
-    if seen > max { Err(BodyError::TooLarge) } else { Ok(Bytes::from(collected)) }
-}
-
-/// The JSON-RPC answer of a body that was not read: 413 with `data.maxBodyBytes`, or 400.
-fn rpc_body_error(error: BodyError, max: usize) -> Response {
-    match error {
-        BodyError::TooLarge => {
-            let error = RpcError::new(codes::INVALID_REQUEST, "request too large")
-                .with_data(json!({ "maxBodyBytes": max }));
-            rpc_error_response(StatusCode::PAYLOAD_TOO_LARGE, &Value::Null, error)
-        }
-        BodyError::Unreadable(e) => {
-            let error = RpcError::invalid_request(format!("cannot read the request body: {e}"));
-            rpc_error_response(StatusCode::BAD_REQUEST, &Value::Null, error)
-        }
-    }
-}
-
-fn unauthorized(failure: AuthFailure, id: &Value) -> Response {
-    let error = RpcError::new(codes::UNAUTHORIZED, "unauthorized")
-        .with_data(json!({ "reason": failure.reason() }));
-    let mut response = rpc_error_response(StatusCode::UNAUTHORIZED, id, error);
-    let challenge = format!("Basic realm=\"{REALM}\"");
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(WWW_AUTHENTICATE, value);
-    }
-    response
+    depositkit_server::http::user_rpc(State(Arc::clone(&app.rpc)), request).await
 }
 
 fn fault_response(status: u16, retry_after: Option<u64>, id: &Value) -> Response {
@@ -250,16 +121,6 @@ fn fault_response(status: u16, retry_after: Option<u64>, id: &Value) -> Response
     if let Some(seconds) = retry_after {
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
     }
-    response
-}
-
-fn rpc_error_response(status: StatusCode, id: &Value, error: RpcError) -> Response {
-    json_response(status, &rpc::failure(id, error))
-}
-
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    let mut response = (status, body.to_string()).into_response();
-    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 
@@ -324,34 +185,4 @@ async fn faults_endpoint(State(app): State<Arc<AppState>>, request: Request) -> 
         }
     }
     json_response(StatusCode::OK, &services::admin::pending_faults(&app))
-}
-
-async fn not_found(request: Request) -> Response {
-    json_response(
-        StatusCode::NOT_FOUND,
-        &json!({
-            "error": format!("no route for {}", request.uri().path()),
-            "hint": format!("the JSON-RPC service is POST {USER_RPC_PATH}"),
-        }),
-    )
-}
-
-/// One line per request on stderr: HTTP method, path, status, JSON-RPC methods, duration.
-/// Never headers, params or bodies: they carry keys and session tokens.
-async fn log_request(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let path = request.uri().path().to_owned();
-    let response = next.run(request).await;
-    let methods = response
-        .extensions()
-        .get::<RpcMethods>()
-        .map(|m| format!(" [{}]", m.0.join(",")))
-        .unwrap_or_default();
-    eprintln!(
-        "depositkit-devnet: {method} {path} -> {}{methods} in {:.1} ms",
-        response.status().as_u16(),
-        started.elapsed().as_secs_f64() * 1000.0
-    );
-    response
 }

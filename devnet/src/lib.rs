@@ -3,7 +3,8 @@
 //! `getUserInfoByIdentity`, `isProjectUser`; `docs/user-rpc.md` describes it, its error codes
 //! and the `depositkit-devnet` command), and the deposit services of `docs/protocol.md` — the
 //! JWT service, the auth-core signer and the universal-account service, with the admin
-//! endpoints that fund accounts, set prices and inject faults ([`services`]).
+//! endpoints that fund accounts, set prices and inject faults ([`services`]), and a live
+//! dashboard of it all at `/dashboard/` ([`dashboard`], `docs/dashboard.md`).
 //!
 //! In-process use from tests:
 //!
@@ -54,22 +55,22 @@
 //! # Ok::<(), depositkit_devnet::Error>(())
 //! ```
 
-pub mod auth;
 pub mod chain;
 pub mod config;
+pub mod dashboard;
 pub mod demo;
 mod describe;
 pub mod error;
 pub mod faults;
 pub mod http;
-pub mod methods;
 pub mod observe;
 pub mod rpc;
-pub mod secret;
 pub mod server;
 pub mod services;
 pub mod store;
-pub mod time;
+
+/// The user-lookup service's Basic auth, methods, secrets and timestamps: depositkit-server's.
+pub use depositkit_server::{auth, methods, secret, time};
 
 pub use chain::ChainsConfig;
 pub use config::DevnetConfig;

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use depositkit_devnet::config::{
@@ -15,9 +15,8 @@ use depositkit_devnet::config::{
 use depositkit_devnet::server::{base_url, build_runtime};
 use depositkit_devnet::services::admin::{self, DepositRequest};
 use depositkit_devnet::services::prices::Prices;
-use depositkit_devnet::{
-    BoundServer, ChainFamily, DevnetConfig, NewUser, Profile, Result, Store, ensure_demo,
-};
+use depositkit_devnet::{BoundServer, DevnetConfig, Result, Store, ensure_demo};
+use depositkit_server::admin::AdminCommand;
 use serde_json::{Value, json};
 
 #[derive(Parser)]
@@ -38,35 +37,13 @@ struct Cli {
 enum Command {
     /// Serve every service (/user-rpc, /jwt, /signer, /ua, /devnet) until SIGINT or SIGTERM.
     Serve(ServeArgs),
-    /// Manage projects.
-    #[command(subcommand)]
-    Project(ProjectCommand),
-    /// Manage users.
-    #[command(subcommand)]
-    User(UserCommand),
-    /// Manage user wallets.
-    #[command(subcommand)]
-    Wallet(WalletCommand),
-    /// Manage identities (provider + uid) of users.
-    #[command(subcommand)]
-    Identity(IdentityCommand),
-    /// Manage session tokens of users.
-    #[command(subcommand)]
-    Session(SessionCommand),
-    /// Record addresses that interacted with a project.
-    #[command(subcommand)]
-    Interaction(InteractionCommand),
+    /// Projects, users, wallets, identities, sessions, interactions and imports
+    /// (depositkit-server's admin commands, on this database).
+    #[command(flatten)]
+    Admin(AdminCommand),
     /// Credit an incoming transfer to an address (a deposit when a universal account owns it);
     /// prints {"txHash", "accountId", "rawAmount", "decimals"}. A running server sees it at once.
     Deposit(DepositArgs),
-    /// Import users from a JSON array of User records (one transaction; prints their uuids).
-    Import {
-        /// Project to import into.
-        #[arg(long)]
-        project: String,
-        /// JSON file: [{"email": ..., "wallets": [...], "identities": [...], "sessions": [...]}, ...].
-        file: PathBuf,
-    },
 }
 
 #[derive(Args)]
@@ -123,198 +100,12 @@ struct DepositArgs {
     sender: Option<String>,
 }
 
-#[derive(Subcommand)]
-enum ProjectCommand {
-    /// Create a project; prints {"projectId", "serverKey"} (the key is shown only now).
-    Create {
-        /// Display name of the project.
-        #[arg(long)]
-        name: String,
-    },
-    /// Replace a project's server key; prints {"projectId", "serverKey"}.
-    RotateKey {
-        /// Project id.
-        #[arg(long)]
-        project: String,
-    },
-}
-
-#[derive(Subcommand)]
-enum UserCommand {
-    /// Add a user to a project; prints its uuid.
-    Add(Box<UserAddArgs>),
-}
-
-#[derive(Args)]
-struct UserAddArgs {
-    /// Project id the user belongs to.
-    #[arg(long)]
-    project: String,
-    /// The user's uuid (a random v4 uuid when omitted).
-    #[arg(long)]
-    uuid: Option<String>,
-    /// E-mail (required); every other profile field is optional.
-    #[arg(long)]
-    email: String,
-    #[arg(long)]
-    phone: Option<String>,
-    #[arg(long)]
-    name: Option<String>,
-    #[arg(long)]
-    avatar: Option<String>,
-    #[arg(long)]
-    facebook_id: Option<String>,
-    #[arg(long)]
-    facebook_email: Option<String>,
-    #[arg(long)]
-    google_id: Option<String>,
-    #[arg(long)]
-    google_email: Option<String>,
-    #[arg(long)]
-    apple_id: Option<String>,
-    #[arg(long)]
-    apple_email: Option<String>,
-    #[arg(long)]
-    twitter_id: Option<String>,
-    #[arg(long)]
-    twitter_email: Option<String>,
-    #[arg(long)]
-    telegram_id: Option<String>,
-    #[arg(long)]
-    telegram_phone: Option<String>,
-    #[arg(long)]
-    discord_id: Option<String>,
-    #[arg(long)]
-    discord_email: Option<String>,
-    #[arg(long)]
-    github_id: Option<String>,
-    #[arg(long)]
-    github_email: Option<String>,
-    #[arg(long)]
-    twitch_id: Option<String>,
-    #[arg(long)]
-    twitch_email: Option<String>,
-    #[arg(long)]
-    microsoft_id: Option<String>,
-    #[arg(long)]
-    microsoft_email: Option<String>,
-    #[arg(long)]
-    linkedin_id: Option<String>,
-    #[arg(long)]
-    linkedin_email: Option<String>,
-}
-
-impl UserAddArgs {
-    fn into_new_user(self) -> (String, NewUser) {
-        let profile = Profile {
-            phone: self.phone,
-            email: self.email,
-            name: self.name,
-            avatar: self.avatar,
-            facebook_id: self.facebook_id,
-            facebook_email: self.facebook_email,
-            google_id: self.google_id,
-            google_email: self.google_email,
-            apple_id: self.apple_id,
-            apple_email: self.apple_email,
-            twitter_id: self.twitter_id,
-            twitter_email: self.twitter_email,
-            telegram_id: self.telegram_id,
-            telegram_phone: self.telegram_phone,
-            discord_id: self.discord_id,
-            discord_email: self.discord_email,
-            github_id: self.github_id,
-            github_email: self.github_email,
-            twitch_id: self.twitch_id,
-            twitch_email: self.twitch_email,
-            microsoft_id: self.microsoft_id,
-            microsoft_email: self.microsoft_email,
-            linkedin_id: self.linkedin_id,
-            linkedin_email: self.linkedin_email,
-        };
-        (self.project, NewUser { uuid: self.uuid, profile })
-    }
-}
-
-#[derive(Subcommand)]
-enum WalletCommand {
-    /// Add a wallet to a user (EVM addresses are stored lower-cased).
-    Add {
-        /// User uuid.
-        #[arg(long)]
-        user: String,
-        #[arg(long, value_parser = parse_chain)]
-        chain: ChainFamily,
-        #[arg(long)]
-        address: String,
-    },
-}
-
-#[derive(Subcommand)]
-enum IdentityCommand {
-    /// Link an identity to a user (getUserInfoByIdentity looks up provider "jwt").
-    Add {
-        /// User uuid.
-        #[arg(long)]
-        user: String,
-        #[arg(long, default_value = "jwt")]
-        provider: String,
-        #[arg(long)]
-        uid: String,
-    },
-}
-
-#[derive(Subcommand)]
-enum SessionCommand {
-    /// Create a session token for a user; prints the token (shown only now).
-    Add {
-        /// User uuid.
-        #[arg(long)]
-        user: String,
-        /// Lifetime in seconds; negative values create an already expired token.
-        #[arg(long, default_value_t = 86_400, allow_negative_numbers = true)]
-        ttl_seconds: i64,
-        /// Use this token instead of a random one.
-        #[arg(long)]
-        token: Option<String>,
-    },
-}
-
-#[derive(Subcommand)]
-enum InteractionCommand {
-    /// Record that an address interacted with a project (isProjectUser then answers true).
-    Add {
-        /// Project id.
-        #[arg(long)]
-        project: String,
-        /// evm_chain or solana.
-        #[arg(long, value_parser = parse_chain)]
-        chain: ChainFamily,
-        #[arg(long)]
-        address: String,
-    },
-}
-
-fn parse_chain(text: &str) -> std::result::Result<ChainFamily, String> {
-    ChainFamily::parse(text).ok_or_else(|| {
-        format!("expected evm_chain or solana, got {}", depositkit_core::describe::quote(text))
-    })
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            let mut message = error.to_string();
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                let text = cause.to_string();
-                if !message.contains(&text) {
-                    message = format!("{message}: {text}");
-                }
-                source = cause.source();
-            }
+            let message = depositkit_server::error::with_causes(&error);
             eprintln!("depositkit-devnet: error: {message}");
             ExitCode::FAILURE
         }
@@ -325,42 +116,14 @@ fn run(cli: Cli) -> Result<()> {
     let db = cli.db;
     match cli.command {
         Command::Serve(args) => serve(&db, args),
-        Command::Project(ProjectCommand::Create { name }) => {
-            print_json(&open(&db)?.create_project(&name)?);
-            Ok(())
-        }
-        Command::Project(ProjectCommand::RotateKey { project }) => {
-            print_json(&open(&db)?.rotate_server_key(&project)?);
-            Ok(())
-        }
-        Command::User(UserCommand::Add(args)) => {
-            let (project, user) = args.into_new_user();
-            println!("{}", open(&db)?.add_user(&project, &user)?);
-            Ok(())
-        }
-        Command::Wallet(WalletCommand::Add { user, chain, address }) => {
-            open(&db)?.add_wallet(&user, chain, &address)
-        }
-        Command::Identity(IdentityCommand::Add { user, provider, uid }) => {
-            open(&db)?.add_identity(&user, &provider, &uid)
-        }
-        Command::Session(SessionCommand::Add { user, ttl_seconds, token }) => {
-            let ttl = Duration::from_secs(ttl_seconds.unsigned_abs());
-            let now = SystemTime::now();
-            let expires_at = if ttl_seconds >= 0 { now + ttl } else { now - ttl };
-            let store = open(&db)?;
-            let token = match token {
-                Some(token) => {
-                    store.add_session_with_token(&user, &token, expires_at)?;
-                    token
-                }
-                None => store.add_session(&user, expires_at)?,
-            };
-            println!("{token}");
-            Ok(())
-        }
-        Command::Interaction(InteractionCommand::Add { project, chain, address }) => {
-            open(&db)?.add_interaction(&project, chain, &address)
+        Command::Admin(command) => {
+            let store = depositkit_server::UserStore::Sqlite(open(&db)?.users());
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| depositkit_devnet::Error::io("cannot start the tokio runtime", e))?;
+            let mut out = std::io::stdout().lock();
+            runtime.block_on(command.run(&store, &mut out))
         }
         Command::Deposit(args) => {
             let request = DepositRequest {
@@ -380,12 +143,6 @@ fn run(cli: Cli) -> Result<()> {
                 "rawAmount": raw.to_string(),
                 "decimals": decimals,
             }));
-            Ok(())
-        }
-        Command::Import { project, file } => {
-            for uuid in open(&db)?.import_file(&project, &file)? {
-                println!("{uuid}");
-            }
             Ok(())
         }
     }
@@ -435,7 +192,7 @@ fn serve(db: &Path, args: ServeArgs) -> Result<()> {
     let verbose = args.verbose;
     let result = runtime.block_on(async move {
         // Handlers go in before the ready line: a signal sent right after it must not kill us.
-        let stop = signals::install()
+        let stop = depositkit_server::serve::shutdown_signal()
             .map_err(|e| depositkit_devnet::Error::io("cannot install signal handlers", e))?;
         let mut out = std::io::stdout().lock();
         let base = base_url(server.local_addr());
@@ -456,6 +213,9 @@ fn serve(db: &Path, args: ServeArgs) -> Result<()> {
         writeln!(out, "depositkit-devnet listening on {base}")
             .and_then(|()| out.flush())
             .map_err(|e| depositkit_devnet::Error::io("stdout", e))?;
+        // After the ready line, best effort: a reader that had what it needed may be gone.
+        let dashboard = depositkit_devnet::dashboard::routes::PATH;
+        let _ = writeln!(out, "dashboard: {base}{dashboard}").and_then(|()| out.flush());
         drop(out);
         server
             .run(async move {
@@ -468,31 +228,4 @@ fn serve(db: &Path, args: ServeArgs) -> Result<()> {
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
     result
-}
-
-mod signals {
-    use std::future::Future;
-
-    /// Installs SIGINT and SIGTERM handlers; the future resolves with the signal's name.
-    #[cfg(unix)]
-    pub fn install() -> std::io::Result<impl Future<Output = &'static str>> {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let mut terminate = signal(SignalKind::terminate())?;
-        Ok(async move {
-            tokio::select! {
-                _ = interrupt.recv() => "SIGINT",
-                _ = terminate.recv() => "SIGTERM",
-            }
-        })
-    }
-
-    /// Installs the Ctrl-C handler; the future resolves with the signal's name.
-    #[cfg(not(unix))]
-    pub fn install() -> std::io::Result<impl Future<Output = &'static str>> {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-            "Ctrl-C"
-        })
-    }
 }

@@ -453,7 +453,13 @@ impl BoundServer {
             Services::new(store.clone(), config.jwt_ttl, config.quote_ttl)?
                 .with_chains(chains, config.balance_api_key.clone()),
         );
+        let rpc = Arc::new(depositkit_server::http::RpcState {
+            store: depositkit_server::UserStore::Sqlite(store.users()),
+            max_body_bytes: config.max_body_bytes,
+            realm: http::REALM,
+        });
         let state = Arc::new(AppState {
+            rpc,
             store,
             faults: Arc::new(Faults::default()),
             max_body_bytes: config.max_body_bytes,
@@ -482,32 +488,16 @@ impl BoundServer {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener)
             .map_err(|e| Error::io("listening socket", e))?;
+        // Open dashboard streams end at shutdown instead of holding the drain for the grace period.
+        let services = Arc::clone(&self.state.services);
+        let shutdown = async move {
+            shutdown.await;
+            services.activity.close();
+        };
         let router = http::router(self.state, self.verbose);
-        let (drain_tx, drain_rx) = oneshot::channel::<()>();
-        let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
-            let _ = drain_rx.await;
-        });
-        let mut serving = tokio::spawn(serve.into_future());
-        tokio::select! {
-            finished = &mut serving => return join_result(finished),
-            () = shutdown => {}
-        }
-        let _ = drain_tx.send(());
-        match tokio::time::timeout(self.grace, &mut serving).await {
-            Ok(finished) => join_result(finished),
-            Err(_) => {
-                serving.abort();
-                Ok(())
-            }
-        }
-    }
-}
-
-fn join_result(finished: Result<std::io::Result<()>, tokio::task::JoinError>) -> Result<()> {
-    match finished {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(Error::io("serving HTTP", e)),
-        Err(e) => Err(Error::io("serving HTTP", std::io::Error::other(e.to_string()))),
+        // No cap on connections: tests open as many as they like.
+        let unlimited = tokio::sync::Semaphore::MAX_PERMITS;
+        depositkit_server::serve::serve(listener, router, unlimited, self.grace, shutdown).await
     }
 }
 

@@ -68,6 +68,10 @@ pub struct Services {
     pub(crate) stats: stats::ServiceStats,
     /// The requests the Particle JSON-RPC received (`GET /devnet/particle/requests`).
     pub(crate) particle_log: particle::log::RequestLog,
+    /// Particle answers to lose after the request ran (a fault for tests).
+    pub(crate) particle_lost: particle::LostAnswers,
+    /// What the dashboard shows (`crate::dashboard`).
+    pub(crate) activity: crate::dashboard::Activity,
 }
 
 impl Services {
@@ -89,6 +93,8 @@ impl Services {
             balance_api_key: crate::config::DEFAULT_BALANCE_API_KEY.to_owned(),
             stats: stats::ServiceStats::default(),
             particle_log: particle::log::RequestLog::default(),
+            particle_lost: particle::LostAnswers::default(),
+            activity: crate::dashboard::Activity::default(),
         })
     }
 

@@ -60,6 +60,7 @@ async fn inject_faults(State(app): State<Arc<AppState>>, request: Request, next:
         return next.run(request).await;
     };
     let planned = app.services.faults.take(service, path);
+    crate::dashboard::fault_fired(&app.services, service, path, &planned);
     // The body was already read (crate::http's read_body_first): answering without reading it
     // leaves the connection usable.
     if let Some(delay) = planned.delay {
@@ -188,7 +189,9 @@ async fn quote(State(app): State<Arc<AppState>>, headers: HeaderMap, body: Body)
 
 async fn send(State(app): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     with_session(&app, headers, body, |services, wallet, _, request: SendRequest| {
-        sweeps::send(services, wallet, &request)
+        let sent = sweeps::send(services, wallet, &request);
+        crate::dashboard::refused_send(services, &request.quote_id, &sent);
+        sent
     })
     .await
 }

@@ -8,19 +8,17 @@
 
 mod accounts;
 mod chain;
+mod feed;
 mod history;
-mod import;
 mod keys;
-mod read;
-mod records;
 mod schema;
 mod sweeps;
-mod write;
+mod users;
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::path::Path;
+use std::sync::{Arc, MutexGuard};
 
+use depositkit_server::store::sqlite::{SqlitePool, SqliteStore};
 use rusqlite::Connection;
 
 pub(crate) use accounts::new_tx_hash;
@@ -28,35 +26,31 @@ pub use accounts::{BalanceLine, Credit, Credited, Receipt, TxRecord, UaAccount};
 pub use chain::{
     ChainLine, Counter, Leg, LegKind, LegState, LineDelta, Observation, ObservedTransfer,
 };
-pub use keys::{StoredJwtKey, StoredWallet};
-pub use records::{
+pub use depositkit_server::records::{
     ChainFamily, NewUser, Profile, ProjectCredentials, SessionStatus, User, Wallet, normalize_uuid,
 };
+pub use feed::{AccountOverview, HistoryEntry, QuoteEntry};
+pub use keys::{StoredJwtKey, StoredWallet};
 pub use schema::SCHEMA_VERSION;
 pub use sweeps::{Purpose, QuoteRecord, Settlement, SweepOutcome, SweepPlan, SweepRecord};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Connections a store opens unless told otherwise: enough for the server's concurrent reads.
-pub const DEFAULT_CONNECTIONS: usize = 4;
+pub const DEFAULT_CONNECTIONS: usize = depositkit_server::store::sqlite::DEFAULT_CONNECTIONS;
 
-/// A handle to the SQLite store. Clones share the same connections.
+/// A handle to the SQLite store. Clones share the same connections (depositkit-server's
+/// [`SqlitePool`]; the user-lookup part is depositkit-server's [`SqliteStore`] over them).
 #[derive(Clone)]
 pub struct Store {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    path: PathBuf,
-    connections: Vec<Mutex<Connection>>,
-    next: AtomicUsize,
+    pool: Arc<SqlitePool>,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("path", &self.inner.path)
-            .field("connections", &self.inner.connections.len())
+            .field("path", &self.pool.path())
+            .field("connections", &self.pool.size())
             .finish()
     }
 }
@@ -76,29 +70,24 @@ impl Store {
     /// # Errors
     /// As [`Store::open`].
     pub fn open_with_connections(path: impl AsRef<Path>, connections: usize) -> Result<Self> {
-        let path = path.as_ref().to_path_buf();
-        let connections = (0..connections.max(1))
-            .map(|_| open_connection(&path).map(Mutex::new))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Store { inner: Arc::new(Inner { path, connections, next: AtomicUsize::new(0) }) })
+        let pool = SqlitePool::open(path.as_ref(), connections, schema::prepare)?;
+        Ok(Store { pool: Arc::new(pool) })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
-        &self.inner.path
+        self.pool.path()
+    }
+
+    /// The user-lookup part of the store (projects, users, wallets, identities, sessions,
+    /// interactions), as depositkit-server reads and writes it.
+    pub fn users(&self) -> SqliteStore {
+        SqliteStore::over(Arc::clone(&self.pool))
     }
 
     /// A free connection if there is one, else waits for the next one in turn.
     fn conn(&self) -> MutexGuard<'_, Connection> {
-        let all = &self.inner.connections;
-        let start = self.inner.next.fetch_add(1, Ordering::Relaxed);
-        for i in 0..all.len() {
-            if let Ok(guard) = all[(start + i) % all.len()].try_lock() {
-                return guard;
-            }
-        }
-        // A panic while a connection was held leaves it usable: SQLite rolls back on its own.
-        all[start % all.len()].lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.pool.conn()
     }
 
     /// The value stored under `key` in the `meta` table.
@@ -118,31 +107,6 @@ impl Store {
             [key, value],
         )?;
         Ok(())
-    }
-}
-
-fn open_connection(path: &Path) -> Result<Connection> {
-    let mut conn = Connection::open(path).map_err(|e| match e {
-        rusqlite::Error::SqliteFailure(_, _) => Error::io(
-            format!("cannot open database {}", path.display()),
-            std::io::Error::other(e.to_string()),
-        ),
-        other => Error::Sqlite(other),
-    })?;
-    schema::prepare(&mut conn)?;
-    Ok(conn)
-}
-
-/// Maps a uniqueness violation to [`Error::Conflict`] with `message`, other errors unchanged.
-fn conflict_as(e: rusqlite::Error, message: impl FnOnce() -> String) -> Error {
-    match &e {
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-        {
-            Error::Conflict(message())
-        }
-        _ => Error::Sqlite(e),
     }
 }
 

@@ -11,76 +11,20 @@ use crate::error::{Error, Result};
 /// in place.
 pub const SCHEMA_VERSION: i64 = 4;
 
-/// Version 1. Timestamps are milliseconds since the Unix epoch; secrets are SHA-256 hashes.
-const SCHEMA_V1: &str = "
-CREATE TABLE projects (
-    id              TEXT PRIMARY KEY,
-    name            TEXT NOT NULL,
-    server_key_hash BLOB NOT NULL,
-    created_at      INTEGER NOT NULL
-);
-CREATE TABLE users (
-    uuid            TEXT PRIMARY KEY,
-    project_id      TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    phone           TEXT,
-    email           TEXT NOT NULL,
-    name            TEXT,
-    avatar          TEXT,
-    facebook_id     TEXT,
-    facebook_email  TEXT,
-    google_id       TEXT,
-    google_email    TEXT,
-    apple_id        TEXT,
-    apple_email     TEXT,
-    twitter_id      TEXT,
-    twitter_email   TEXT,
-    telegram_id     TEXT,
-    telegram_phone  TEXT,
-    discord_id      TEXT,
-    discord_email   TEXT,
-    github_id       TEXT,
-    github_email    TEXT,
-    twitch_id       TEXT,
-    twitch_email    TEXT,
-    microsoft_id    TEXT,
-    microsoft_email TEXT,
-    linkedin_id     TEXT,
-    linkedin_email  TEXT,
-    created_at      INTEGER NOT NULL,
-    updated_at      INTEGER NOT NULL
-);
-CREATE INDEX users_by_project ON users(project_id);
-CREATE TABLE wallets (
-    user_uuid       TEXT NOT NULL REFERENCES users(uuid) ON DELETE CASCADE,
-    chain           TEXT NOT NULL CHECK (chain IN ('evm_chain', 'solana')),
-    public_address  TEXT NOT NULL,
-    PRIMARY KEY (user_uuid, chain, public_address)
-);
-CREATE INDEX wallets_by_address ON wallets(chain, public_address);
-CREATE TABLE identities (
-    project_id      TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    provider        TEXT NOT NULL,
-    uid             TEXT NOT NULL,
-    user_uuid       TEXT NOT NULL REFERENCES users(uuid) ON DELETE CASCADE,
-    UNIQUE (project_id, provider, uid)
-);
-CREATE TABLE sessions (
-    token_hash      BLOB PRIMARY KEY,
-    user_uuid       TEXT NOT NULL REFERENCES users(uuid) ON DELETE CASCADE,
-    expires_at      INTEGER NOT NULL
-);
-CREATE INDEX sessions_by_user ON sessions(user_uuid);
-CREATE TABLE interactions (
-    project_id      TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    chain           TEXT NOT NULL CHECK (chain IN ('evm_chain', 'solana')),
-    address         TEXT NOT NULL,
-    PRIMARY KEY (project_id, chain, address)
-);
+/// Version 1: the user-lookup tables (depositkit-server's SQLite tables; timestamps are
+/// milliseconds since the Unix epoch, secrets SHA-256 hashes) and `meta`.
+const META_V1: &str = "
 CREATE TABLE meta (
     key             TEXT PRIMARY KEY,
     value           TEXT NOT NULL
 );
 ";
+
+/// Creates the tables of version 1.
+fn create_v1(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(depositkit_server::store::sqlite::schema::TABLES)?;
+    conn.execute_batch(META_V1)
+}
 
 /// Version 2: the deposit services (`docs/protocol.md`). Amounts are 256-bit integers as decimal
 /// text; EVM addresses are looked up lower-cased, Solana addresses as they are. Key material
@@ -252,11 +196,7 @@ CREATE TABLE chain_legs (
 
 /// Sets the per-connection pragmas and creates (or checks) the schema.
 pub(crate) fn prepare(conn: &mut Connection) -> Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    conn.pragma_update(None, "foreign_keys", true)?;
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
-    debug_assert!(mode.eq_ignore_ascii_case("wal") || mode.eq_ignore_ascii_case("memory"));
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    depositkit_server::store::sqlite::schema::pragmas(conn)?;
 
     if user_version(conn)? == SCHEMA_VERSION {
         return Ok(());
@@ -268,10 +208,15 @@ pub(crate) fn prepare(conn: &mut Connection) -> Result<()> {
         return Ok(());
     }
     if !(0..SCHEMA_VERSION).contains(&found) {
-        return Err(Error::SchemaVersion { found, supported: SCHEMA_VERSION });
+        return Err(Error::SchemaVersion {
+            database: format!("sqlite://{}", tx.path().unwrap_or("")),
+            schema: "devnet",
+            found,
+            expected: SCHEMA_VERSION,
+        });
     }
     if found < 1 {
-        tx.execute_batch(SCHEMA_V1)?;
+        create_v1(&tx)?;
     }
     if found < 2 {
         tx.execute_batch(SCHEMA_V2)?;
@@ -353,7 +298,7 @@ mod tests {
         conn.pragma_update(None, "user_version", 7).unwrap();
         let err = prepare(&mut conn).unwrap_err();
         assert!(
-            matches!(err, Error::SchemaVersion { found: 7, supported: SCHEMA_VERSION }),
+            matches!(err, Error::SchemaVersion { found: 7, expected: SCHEMA_VERSION, .. }),
             "{err}"
         );
     }
@@ -371,7 +316,7 @@ mod tests {
         {
             // A file as a version 2 devnet left it.
             let conn = Connection::open(&db.0).unwrap();
-            conn.execute_batch(SCHEMA_V1).unwrap();
+            create_v1(&conn).unwrap();
             conn.execute_batch(SCHEMA_V2).unwrap();
             conn.pragma_update(None, "user_version", 2).unwrap();
             conn.execute_batch(&format!(
@@ -485,7 +430,7 @@ mod tests {
             // A file as a version 3 devnet left it, with one sweep.
             let mut conn = Connection::open(&db.0).unwrap();
             let tx = conn.transaction().unwrap();
-            tx.execute_batch(SCHEMA_V1).unwrap();
+            create_v1(&tx).unwrap();
             tx.execute_batch(SCHEMA_V2).unwrap();
             tx.execute_batch(SCHEMA_V3).unwrap();
             tx.execute_batch(
@@ -513,7 +458,7 @@ mod tests {
     #[test]
     fn version_1_files_are_upgraded() {
         let mut conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(SCHEMA_V1).unwrap();
+        create_v1(&conn).unwrap();
         conn.pragma_update(None, "user_version", 1).unwrap();
         prepare(&mut conn).unwrap();
         assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);

@@ -46,11 +46,75 @@ pub const PATH: &str = "/particle";
 /// The request log.
 pub const REQUESTS_PATH: &str = "/devnet/particle/requests";
 
-/// `POST /particle` and the request log.
+/// Arms lost answers (fault injection): `POST {"method": "universal_sendTransaction",
+/// "count": 1}`.
+pub const LOSE_ANSWERS_PATH: &str = "/devnet/particle/lose-answers";
+
+/// `POST /particle`, the request log and the lost-answer fault.
 pub(crate) fn router() -> Router<Arc<AppState>> {
     Router::new()
         .route(PATH, any(endpoint))
         .route(REQUESTS_PATH, get(requests).delete(clear_requests))
+        .route(LOSE_ANSWERS_PATH, axum::routing::post(lose_answers))
+}
+
+/// A fault the HTTP faults cannot make: the next `count` requests of a method **run**, then
+/// their answer is lost (HTTP 504 with an injected-fault error instead of the result), as when
+/// a proxy times out after the service acted. A client must look the outcome up before it
+/// sends anything again.
+#[derive(Debug, Default)]
+pub struct LostAnswers {
+    armed: std::sync::Mutex<std::collections::HashMap<String, u32>>,
+}
+
+impl LostAnswers {
+    /// The next `count` answers of `method` are lost (0 disarms).
+    pub fn arm(&self, method: &str, count: u32) {
+        let mut armed = self.armed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if count == 0 {
+            armed.remove(method);
+        } else {
+            armed.insert(method.to_owned(), count);
+        }
+    }
+
+    /// Whether the answer of this request of `method` is to be lost (using up one count).
+    fn take(&self, method: &str) -> bool {
+        let mut armed = self.armed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match armed.get_mut(method) {
+            Some(left) => {
+                *left -= 1;
+                if *left == 0 {
+                    armed.remove(method);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+async fn lose_answers(State(app): State<Arc<AppState>>, body: axum::body::Bytes) -> Response {
+    if !app.fault_injection {
+        return api::ApiError::new(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            "fault injection is off: start devnet with it",
+        )
+        .into_response();
+    }
+    let plan: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let method = plan.get("method").and_then(Value::as_str);
+    let count = plan.get("count").map_or(Some(1), Value::as_u64);
+    let (Some(method), Some(Ok(count))) = (method, count.map(u32::try_from)) else {
+        return api::ApiError::bad_request(
+            "INVALID_REQUEST",
+            "the body must be {\"method\": \"universal_…\", \"count\": n}",
+        )
+        .into_response();
+    };
+    app.services.particle_lost.arm(method, count);
+    json_response(StatusCode::OK, &json!({ "method": method, "count": count }))
 }
 
 async fn endpoint(
@@ -80,6 +144,7 @@ async fn endpoint(
     let request = rpc::Incoming::parse(&bytes);
     services.particle_log.record(&headers, &bytes, &request);
     let planned = services.faults.take(Service::Particle, &format!("/{}", request.method_name()));
+    let lose = services.particle_lost.take(request.method_name());
     // A delayed request is served on a task of its own: a client that gives up during the delay
     // does not cancel it (an answer lost), as for the other services.
     let serve = async move {
@@ -91,6 +156,10 @@ async fn endpoint(
         }
         let id = request.id();
         let answer = blocking(move || Ok(rpc::answer(&services, request))).await;
+        if lose {
+            // It ran; its answer never reaches the client.
+            return injected(504, None, id);
+        }
         let body =
             answer.unwrap_or_else(|_| crate::rpc::failure(&id, crate::rpc::RpcError::internal()));
         json_response(StatusCode::OK, &body)

@@ -5,6 +5,13 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::error::{Error, Result};
 
+/// Milliseconds since the epoch of `t` (0 for times before it).
+pub fn system_time_ms(t: std::time::SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
@@ -27,7 +34,7 @@ pub fn parse_ms(field: &str, text: &str) -> Result<i64> {
             field,
             format!(
                 "{} is not an RFC 3339 timestamp like 2022-06-08T07:47:54.000Z ({e})",
-                crate::describe::quote(text)
+                depositkit_core::describe::quote(text)
             ),
         )
     })

@@ -21,6 +21,16 @@ pub fn hashes_equal(a: &[u8], b: &[u8]) -> bool {
     a.ct_eq(b).into()
 }
 
+/// Whether `secret` hashes to `stored`. The comparison takes the same time whether or not
+/// there is a stored hash (an unknown project costs what a known one does) and wherever the
+/// hashes differ.
+pub fn matches_stored(secret: &str, stored: Option<&[u8]>) -> bool {
+    let presented = hash(secret);
+    let known = stored.is_some();
+    let placeholder = [0u8; 32];
+    hashes_equal(&presented, stored.unwrap_or(&placeholder)) & known
+}
+
 /// A new project server key: `sk_` + 32 random bytes in base64url without padding.
 pub fn new_server_key() -> String {
     random_secret(SERVER_KEY_PREFIX)

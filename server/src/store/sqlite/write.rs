@@ -2,34 +2,29 @@
 //! is checked before it is written; the `insert_*` functions also run inside an import's
 //! transaction.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
-use super::records::{ChainFamily, NewUser, Profile, ProjectCredentials, normalize_uuid};
-use super::{Store, conflict_as};
-use crate::describe::quote;
+use super::{SqliteStore, conflict_as};
 use crate::error::{Error, Result};
+use crate::records::{
+    ChainFamily, NewUser, Profile, ProjectCredentials, check_identity, check_project_name,
+    check_session_token, identity_taken, normalize_uuid,
+};
+use crate::store::import::ImportedUser;
 use crate::{secret, time};
 
-impl Store {
-    /// Creates a project named `name` with a new random server key. The key is returned once;
-    /// only its SHA-256 hash is stored.
-    ///
-    /// # Errors
-    /// An empty or over-long name; database failures.
+impl SqliteStore {
+    /// [`crate::UserStore::create_project`] on SQLite (blocking).
     pub fn create_project(&self, name: &str) -> Result<ProjectCredentials> {
         let server_key = secret::new_server_key();
         let project_id = insert_project(&self.conn(), name, &server_key)?;
         Ok(ProjectCredentials { project_id, server_key })
     }
 
-    /// Replaces the server key of `project_id` with a new random one and returns it. The old
-    /// key stops working at once.
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] for an unknown project; database failures.
+    /// [`crate::UserStore::rotate_server_key`] on SQLite (blocking).
     pub fn rotate_server_key(&self, project_id: &str) -> Result<ProjectCredentials> {
         let project_id = normalize_uuid("project", project_id)?;
         let server_key = secret::new_server_key();
@@ -43,64 +38,40 @@ impl Store {
         Ok(ProjectCredentials { project_id, server_key })
     }
 
-    /// Adds a user to `project_id` and returns its uuid (the given one, lower-cased, or a new
-    /// v4 uuid).
-    ///
-    /// # Errors
-    /// A malformed uuid or empty email; [`Error::NotFound`] for an unknown project;
-    /// [`Error::Conflict`] when the uuid is taken.
+    /// [`crate::UserStore::add_user`] on SQLite (blocking).
     pub fn add_user(&self, project_id: &str, user: &NewUser) -> Result<String> {
         let now = time::now_ms();
         insert_user(&self.conn(), project_id, user, now, now, "")
     }
 
-    /// Adds a wallet to a user. Adding a wallet the user already has does nothing.
-    ///
-    /// # Errors
-    /// An address that is not valid for `chain`; [`Error::NotFound`] for an unknown user.
+    /// [`crate::UserStore::add_wallet`] on SQLite (blocking).
     pub fn add_wallet(&self, user_uuid: &str, chain: ChainFamily, address: &str) -> Result<()> {
         insert_wallet(&self.conn(), user_uuid, chain, address, "address")
     }
 
-    /// Links the identity (`provider`, `uid`) to a user, within the user's project.
-    ///
-    /// # Errors
-    /// A malformed provider or uid; [`Error::NotFound`] for an unknown user;
-    /// [`Error::Conflict`] when the identity already belongs to another user of the project.
+    /// [`crate::UserStore::add_identity`] on SQLite (blocking).
     pub fn add_identity(&self, user_uuid: &str, provider: &str, uid: &str) -> Result<()> {
         insert_identity(&self.conn(), user_uuid, provider, uid, "")
     }
 
-    /// Creates a session for a user with a new random token, valid until `expires_at`, and
-    /// returns the token (only its hash is stored).
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] for an unknown user.
+    /// [`crate::UserStore::add_session`] with a new random token, on SQLite (blocking).
     pub fn add_session(&self, user_uuid: &str, expires_at: SystemTime) -> Result<String> {
         let token = secret::new_session_token();
         self.add_session_with_token(user_uuid, &token, expires_at)?;
         Ok(token)
     }
 
-    /// Like [`Store::add_session`] with a chosen token.
-    ///
-    /// # Errors
-    /// An empty token or one with whitespace; [`Error::NotFound`] for an unknown user;
-    /// [`Error::Conflict`] when the token is already in use.
+    /// Like [`SqliteStore::add_session`] with a chosen token.
     pub fn add_session_with_token(
         &self,
         user_uuid: &str,
         token: &str,
         expires_at: SystemTime,
     ) -> Result<()> {
-        insert_session(&self.conn(), user_uuid, token, system_time_ms(expires_at), "")
+        insert_session(&self.conn(), user_uuid, token, time::system_time_ms(expires_at), "")
     }
 
-    /// Records that `address` on `chain` has interacted with `project_id`, so `isProjectUser`
-    /// answers `true` for it. Recording it again does nothing.
-    ///
-    /// # Errors
-    /// An address that is not valid for `chain`; [`Error::NotFound`] for an unknown project.
+    /// [`crate::UserStore::add_interaction`] on SQLite (blocking).
     pub fn add_interaction(
         &self,
         project_id: &str,
@@ -118,18 +89,45 @@ impl Store {
     }
 }
 
-/// Milliseconds since the epoch of `t` (0 for times before it).
-pub(crate) fn system_time_ms(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+impl SqliteStore {
+    /// [`crate::UserStore::import_users`] on SQLite (blocking).
+    pub fn import_users(
+        &self,
+        project_id: &str,
+        records: &serde_json::Value,
+    ) -> Result<Vec<String>> {
+        let records = crate::store::import::parse_records(records, time::now_ms())?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let project_id = existing_project(&tx, project_id)?;
+        let mut uuids = Vec::with_capacity(records.len());
+        for (index, record) in records.iter().enumerate() {
+            let uuid = import_record(&tx, &project_id, record)
+                .map_err(crate::store::import::in_record(index))?;
+            uuids.push(uuid);
+        }
+        tx.commit()?;
+        Ok(uuids)
+    }
 }
 
-pub(crate) fn insert_project(conn: &Connection, name: &str, server_key: &str) -> Result<String> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 200 {
-        return Err(Error::invalid("name", "must be 1 to 200 characters"));
+fn import_record(conn: &Connection, project_id: &str, record: &ImportedUser) -> Result<String> {
+    let uuid =
+        insert_user(conn, project_id, &record.user, record.created_at, record.updated_at, "")?;
+    for (i, (chain, address)) in record.wallets.iter().enumerate() {
+        insert_wallet(conn, &uuid, *chain, address, &format!("wallets[{i}].publicAddress"))?;
     }
+    for (i, (provider, uid)) in record.identities.iter().enumerate() {
+        insert_identity(conn, &uuid, provider, uid, &format!("identities[{i}]."))?;
+    }
+    for (i, (token, expires_at)) in record.sessions.iter().enumerate() {
+        insert_session(conn, &uuid, token, *expires_at, &format!("sessions[{i}]."))?;
+    }
+    Ok(uuid)
+}
+
+fn insert_project(conn: &Connection, name: &str, server_key: &str) -> Result<String> {
+    let name = check_project_name(name)?;
     let id = uuid::Uuid::new_v4().hyphenated().to_string();
     conn.execute(
         "INSERT INTO projects (id, name, server_key_hash, created_at) VALUES (?1, ?2, ?3, ?4)",
@@ -139,7 +137,7 @@ pub(crate) fn insert_project(conn: &Connection, name: &str, server_key: &str) ->
 }
 
 /// The normalized id of an existing project.
-pub(crate) fn existing_project(conn: &Connection, project_id: &str) -> Result<String> {
+fn existing_project(conn: &Connection, project_id: &str) -> Result<String> {
     let id = normalize_uuid("project", project_id)?;
     let found: Option<i64> = conn
         .query_row("SELECT 1 FROM projects WHERE id = ?1", [&id], |row| row.get(0))
@@ -151,7 +149,7 @@ pub(crate) fn existing_project(conn: &Connection, project_id: &str) -> Result<St
 }
 
 /// The normalized uuid of an existing user and the project it belongs to.
-pub(crate) fn existing_user(conn: &Connection, user_uuid: &str) -> Result<(String, String)> {
+fn existing_user(conn: &Connection, user_uuid: &str) -> Result<(String, String)> {
     let uuid = normalize_uuid("user", user_uuid)?;
     let project: Option<String> = conn
         .query_row("SELECT project_id FROM users WHERE uuid = ?1", [&uuid], |row| row.get(0))
@@ -164,7 +162,7 @@ pub(crate) fn existing_user(conn: &Connection, user_uuid: &str) -> Result<(Strin
 
 /// Inserts a user; `prefix` goes before field names in errors (`wallets[0].` style paths are
 /// built by the importer).
-pub(crate) fn insert_user(
+fn insert_user(
     conn: &Connection,
     project_id: &str,
     user: &NewUser,
@@ -194,7 +192,7 @@ pub(crate) fn insert_user(
     Ok(uuid)
 }
 
-pub(crate) fn insert_wallet(
+fn insert_wallet(
     conn: &Connection,
     user_uuid: &str,
     chain: ChainFamily,
@@ -210,7 +208,7 @@ pub(crate) fn insert_wallet(
     Ok(())
 }
 
-pub(crate) fn insert_identity(
+fn insert_identity(
     conn: &Connection,
     user_uuid: &str,
     provider: &str,
@@ -218,23 +216,7 @@ pub(crate) fn insert_identity(
     prefix: &str,
 ) -> Result<()> {
     let (uuid, project_id) = existing_user(conn, user_uuid)?;
-    let provider_ok = !provider.is_empty()
-        && provider.len() <= 64
-        && provider
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
-    if !provider_ok {
-        return Err(Error::invalid(
-            format!("{prefix}provider"),
-            format!("{} must be 1 to 64 of a-z, 0-9, _ and -", quote(provider)),
-        ));
-    }
-    if uid.is_empty() || uid.chars().count() > 512 || uid.chars().any(char::is_control) {
-        return Err(Error::invalid(
-            format!("{prefix}uid"),
-            "must be 1 to 512 characters without control characters",
-        ));
-    }
+    check_identity(provider, uid, prefix)?;
     let owner: Option<String> = conn
         .query_row(
             "SELECT user_uuid FROM identities WHERE project_id = ?1 AND provider = ?2 AND uid = ?3",
@@ -244,10 +226,7 @@ pub(crate) fn insert_identity(
         .optional()?;
     match owner {
         Some(owner) if owner == uuid => Ok(()),
-        Some(owner) => Err(Error::Conflict(format!(
-            "identity {provider}:{} already belongs to user {owner}",
-            quote(uid)
-        ))),
+        Some(owner) => Err(identity_taken(provider, uid, &owner)),
         None => {
             conn.execute(
                 "INSERT INTO identities (project_id, provider, uid, user_uuid) VALUES (?1, ?2, ?3, ?4)",
@@ -258,7 +237,7 @@ pub(crate) fn insert_identity(
     }
 }
 
-pub(crate) fn insert_session(
+fn insert_session(
     conn: &Connection,
     user_uuid: &str,
     token: &str,
@@ -266,16 +245,7 @@ pub(crate) fn insert_session(
     prefix: &str,
 ) -> Result<()> {
     let (uuid, _) = existing_user(conn, user_uuid)?;
-    // Never put the token itself into a message.
-    if token.is_empty()
-        || token.len() > 1024
-        || token.chars().any(|c| c.is_whitespace() || c.is_control())
-    {
-        return Err(Error::invalid(
-            format!("{prefix}token"),
-            "a session token must be 1 to 1024 characters without whitespace",
-        ));
-    }
+    check_session_token(token, prefix)?;
     conn.execute(
         "INSERT INTO sessions (token_hash, user_uuid, expires_at) VALUES (?1, ?2, ?3)",
         params![secret::hash(token).as_slice(), uuid, expires_at_ms],

@@ -2,42 +2,29 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::Store;
-use super::records::{ChainFamily, Profile, SessionStatus, User, Wallet};
+use super::SqliteStore;
 use crate::error::Result;
+use crate::records::{ChainFamily, Profile, SessionStatus, User, Wallet};
 use crate::{secret, time};
 
-impl Store {
-    /// Whether `server_key` is the key of `project_id`. The key's hash is compared in constant
-    /// time, and an unknown project costs the same comparison as a known one.
-    ///
-    /// # Errors
-    /// Database failures only.
+impl SqliteStore {
+    /// [`crate::UserStore::verify_server_key`] on SQLite (blocking).
     pub fn verify_server_key(&self, project_id: &str, server_key: &str) -> Result<bool> {
-        let presented = secret::hash(server_key);
         let stored: Option<Vec<u8>> = self
             .conn()
             .query_row("SELECT server_key_hash FROM projects WHERE id = ?1", [project_id], |row| {
                 row.get(0)
             })
             .optional()?;
-        let known = stored.is_some();
-        let stored = stored.unwrap_or_else(|| vec![0u8; presented.len()]);
-        Ok(secret::hashes_equal(&presented, &stored) & known)
+        Ok(secret::matches_stored(server_key, stored.as_deref()))
     }
 
-    /// The User record of `uuid` when it belongs to `project_id`.
-    ///
-    /// # Errors
-    /// Database failures only.
+    /// [`crate::UserStore::user`] on SQLite (blocking).
     pub fn user(&self, project_id: &str, uuid: &str) -> Result<Option<User>> {
         load_user(&self.conn(), project_id, uuid)
     }
 
-    /// What `token` is for user `uuid` at `now_ms`.
-    ///
-    /// # Errors
-    /// Database failures only.
+    /// [`crate::UserStore::session_status`] on SQLite (blocking).
     pub fn session_status(&self, uuid: &str, token: &str, now_ms: i64) -> Result<SessionStatus> {
         let row: Option<(String, i64)> = self
             .conn()
@@ -47,18 +34,10 @@ impl Store {
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .optional()?;
-        Ok(match row {
-            Some((owner, _)) if owner != uuid => SessionStatus::Unknown,
-            Some((_, expires_at)) if expires_at <= now_ms => SessionStatus::Expired,
-            Some(_) => SessionStatus::Valid,
-            None => SessionStatus::Unknown,
-        })
+        Ok(SessionStatus::of(row, uuid, now_ms))
     }
 
-    /// The user of `project_id` with identity (`provider`, `uid`).
-    ///
-    /// # Errors
-    /// Database failures only.
+    /// [`crate::UserStore::user_by_identity`] on SQLite (blocking).
     pub fn user_by_identity(
         &self,
         project_id: &str,
@@ -79,11 +58,7 @@ impl Store {
         }
     }
 
-    /// Whether `address` on `chain` is a wallet of one of the project's users or has been
-    /// recorded as interacting with the project. EVM addresses compare case-insensitively.
-    ///
-    /// # Errors
-    /// Database failures only.
+    /// [`crate::UserStore::is_project_address`] on SQLite (blocking).
     pub fn is_project_address(
         &self,
         project_id: &str,
@@ -107,10 +82,7 @@ impl Store {
         Ok(found.is_some())
     }
 
-    /// The uuids of a project's users, oldest first.
-    ///
-    /// # Errors
-    /// Database failures only.
+    /// [`crate::UserStore::user_uuids`] on SQLite (blocking).
     pub fn user_uuids(&self, project_id: &str) -> Result<Vec<String>> {
         let conn = self.conn();
         let mut stmt = conn
@@ -120,7 +92,7 @@ impl Store {
     }
 }
 
-pub(crate) fn load_user(conn: &Connection, project_id: &str, uuid: &str) -> Result<Option<User>> {
+fn load_user(conn: &Connection, project_id: &str, uuid: &str) -> Result<Option<User>> {
     let columns: Vec<String> = Profile::FIELDS.iter().map(|f| Profile::column(f)).collect();
     let sql = format!(
         "SELECT created_at, updated_at, {} FROM users WHERE uuid = ?1 AND project_id = ?2",

@@ -1,12 +1,13 @@
 //! The records the store holds and the server returns: the User record of spec §2, its
-//! wallets, and the chain families addresses belong to.
+//! wallets, and the chain families addresses belong to; and the checks every value passes before
+//! either store writes it (the stores only run SQL).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::describe::quote;
 use crate::error::{Error, Result};
+use depositkit_core::describe::quote;
 
 /// The chain families of spec §4 `isProjectUser` (and of `Wallet.chain`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,10 +36,7 @@ impl ChainFamily {
         Self::parse(name).ok_or_else(|| {
             Error::invalid(
                 field,
-                format!(
-                    "chain {} is not one of \"evm_chain\", \"solana\"",
-                    crate::describe::quote(name)
-                ),
+                format!("chain {} is not one of \"evm_chain\", \"solana\"", quote(name)),
             )
         })
     }
@@ -179,7 +177,7 @@ impl Profile {
     }
 
     /// The field values in [`Profile::FIELDS`] order.
-    pub(crate) fn values(&self) -> [Option<&str>; 24] {
+    pub fn values(&self) -> [Option<&str>; 24] {
         [
             self.phone.as_deref(),
             Some(self.email.as_str()),
@@ -209,7 +207,7 @@ impl Profile {
     }
 
     /// A profile from values in [`Profile::FIELDS`] order.
-    pub(crate) fn from_values(mut v: [Option<String>; 24]) -> Self {
+    pub fn from_values(mut v: [Option<String>; 24]) -> Self {
         let mut take = |i: usize| v[i].take();
         Profile {
             phone: take(0),
@@ -240,7 +238,7 @@ impl Profile {
     }
 
     /// Checks the values before they are stored; `prefix` is put before field names in errors.
-    pub(crate) fn validate(&self, prefix: &str) -> Result<()> {
+    pub fn validate(&self, prefix: &str) -> Result<()> {
         if self.email.trim().is_empty() {
             return Err(Error::invalid(format!("{prefix}email"), "must not be empty"));
         }
@@ -322,6 +320,71 @@ pub enum SessionStatus {
     Expired,
     /// No such token, or it belongs to another user.
     Unknown,
+}
+
+/// Checks a project name: 1 to 200 characters once trimmed; returns it trimmed.
+pub fn check_project_name(name: &str) -> Result<&str> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(Error::invalid("name", "must be 1 to 200 characters"));
+    }
+    Ok(name)
+}
+
+/// Checks an identity: `provider` 1 to 64 of a-z, 0-9, `_` and `-`; `uid` 1 to 512 characters
+/// without control characters. `prefix` goes before the field names in errors.
+pub fn check_identity(provider: &str, uid: &str, prefix: &str) -> Result<()> {
+    let provider_ok = !provider.is_empty()
+        && provider.len() <= 64
+        && provider
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+    if !provider_ok {
+        return Err(Error::invalid(
+            format!("{prefix}provider"),
+            format!("{} must be 1 to 64 of a-z, 0-9, _ and -", quote(provider)),
+        ));
+    }
+    if uid.is_empty() || uid.chars().count() > 512 || uid.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            format!("{prefix}uid"),
+            "must be 1 to 512 characters without control characters",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a chosen session token: 1 to 1024 characters without whitespace. The token itself is
+/// never put into the message.
+pub fn check_session_token(token: &str, prefix: &str) -> Result<()> {
+    if token.is_empty()
+        || token.len() > 1024
+        || token.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(Error::invalid(
+            format!("{prefix}token"),
+            "a session token must be 1 to 1024 characters without whitespace",
+        ));
+    }
+    Ok(())
+}
+
+/// The message of the conflict when an identity belongs to another user.
+pub(crate) fn identity_taken(provider: &str, uid: &str, owner: &str) -> Error {
+    Error::Conflict(format!("identity {provider}:{} already belongs to user {owner}", quote(uid)))
+}
+
+impl SessionStatus {
+    /// What a token is for user `uuid` at `now_ms`, given the session row its hash found:
+    /// (the session's user, its expiry in milliseconds since the epoch).
+    pub fn of(row: Option<(String, i64)>, uuid: &str, now_ms: i64) -> Self {
+        match row {
+            Some((owner, _)) if owner != uuid => SessionStatus::Unknown,
+            Some((_, expires_at)) if expires_at <= now_ms => SessionStatus::Expired,
+            Some(_) => SessionStatus::Valid,
+            None => SessionStatus::Unknown,
+        }
+    }
 }
 
 /// Parses `text` as a hyphenated UUID and returns its lower-case form.

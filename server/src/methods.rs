@@ -2,10 +2,12 @@
 
 use serde_json::{Value, json};
 
-use crate::describe::{json_kind, quote};
+use depositkit_core::describe::{json_kind, quote};
+
 use crate::error::Error;
+use crate::records::{ChainFamily, SessionStatus, User, normalize_uuid};
 use crate::rpc::{Params, RpcError, codes};
-use crate::store::{ChainFamily, SessionStatus, Store, User, normalize_uuid};
+use crate::store::UserStore;
 use crate::time;
 
 /// The method names, as in spec §1.
@@ -16,30 +18,27 @@ pub const JWT_PROVIDER: &str = "jwt";
 
 /// What a method call runs against: the store and the project the caller authenticated as.
 pub struct Context<'a> {
-    pub store: &'a Store,
+    pub store: &'a UserStore,
     pub project_id: &'a str,
 }
 
-impl Context<'_> {
+impl crate::rpc::Methods for Context<'_> {
     /// Runs `method` with `params`. The method is looked up first, so an unknown method is
     /// -32601 whatever its params; the three methods take positional params only, so by-name
     /// params (an object) are -32602.
-    ///
-    /// # Errors
-    /// The JSON-RPC error to answer with.
-    pub fn call(&self, method: &str, params: &Params) -> Result<Value, RpcError> {
+    async fn call(&self, method: &str, params: &Params) -> Result<Value, RpcError> {
         match method {
             "getUserInfo" => {
                 let [uuid, token] = string_params(method, ["uuid", "token"], params)?;
-                self.get_user_info(uuid, token)
+                self.get_user_info(uuid, token).await
             }
             "getUserInfoByIdentity" => {
                 let [provider, uid] = string_params(method, ["provider", "uid"], params)?;
-                self.get_user_info_by_identity(provider, uid)
+                self.get_user_info_by_identity(provider, uid).await
             }
             "isProjectUser" => {
                 let [chain, address] = string_params(method, ["chain", "address"], params)?;
-                self.is_project_user(chain, address)
+                self.is_project_user(chain, address).await
             }
             _ => Err(RpcError::new(
                 codes::METHOD_NOT_FOUND,
@@ -48,17 +47,19 @@ impl Context<'_> {
             .with_data(json!({ "methods": METHODS }))),
         }
     }
+}
 
-    fn get_user_info(&self, uuid: &str, token: &str) -> Result<Value, RpcError> {
+impl Context<'_> {
+    async fn get_user_info(&self, uuid: &str, token: &str) -> Result<Value, RpcError> {
         let uuid = normalize_uuid("uuid", uuid).map_err(|_| {
             RpcError::invalid_param(0, format!("param 0 (uuid) {} is not a UUID", quote(uuid)))
         })?;
-        let user = self.store.user(self.project_id, &uuid).map_err(internal)?;
+        let user = self.store.user(self.project_id, &uuid).await.map_err(internal)?;
         let Some(user) = user else {
             return Err(user_not_found(&uuid));
         };
         // The token is never echoed.
-        match self.store.session_status(&uuid, token, time::now_ms()).map_err(internal)? {
+        match self.store.session_status(&uuid, token, time::now_ms()).await.map_err(internal)? {
             SessionStatus::Valid => user_json(&user),
             SessionStatus::Expired => Err(RpcError::new(
                 codes::INVALID_TOKEN,
@@ -73,7 +74,11 @@ impl Context<'_> {
         }
     }
 
-    fn get_user_info_by_identity(&self, provider: &str, uid: &str) -> Result<Value, RpcError> {
+    async fn get_user_info_by_identity(
+        &self,
+        provider: &str,
+        uid: &str,
+    ) -> Result<Value, RpcError> {
         if provider != JWT_PROVIDER {
             return Err(RpcError::new(
                 codes::UNSUPPORTED_PROVIDER,
@@ -81,7 +86,7 @@ impl Context<'_> {
             )
             .with_data(json!({ "param": 0, "supported": [JWT_PROVIDER] })));
         }
-        match self.store.user_by_identity(self.project_id, provider, uid).map_err(internal)? {
+        match self.store.user_by_identity(self.project_id, provider, uid).await.map_err(internal)? {
             Some(user) => user_json(&user),
             None => Err(RpcError::new(
                 codes::IDENTITY_NOT_FOUND,
@@ -91,7 +96,7 @@ impl Context<'_> {
         }
     }
 
-    fn is_project_user(&self, chain: &str, address: &str) -> Result<Value, RpcError> {
+    async fn is_project_user(&self, chain: &str, address: &str) -> Result<Value, RpcError> {
         let family = ChainFamily::parse(chain).ok_or_else(|| {
             RpcError::invalid_param(
                 0,
@@ -114,8 +119,11 @@ impl Context<'_> {
                 ),
             ));
         }
-        let found =
-            self.store.is_project_address(self.project_id, family, address).map_err(internal)?;
+        let found = self
+            .store
+            .is_project_address(self.project_id, family, address)
+            .await
+            .map_err(internal)?;
         Ok(Value::Bool(found))
     }
 }
@@ -170,6 +178,6 @@ fn user_json(user: &User) -> Result<Value, RpcError> {
 
 /// Logs a store failure (never with request params) and hides it from the caller.
 fn internal(error: Error) -> RpcError {
-    eprintln!("depositkit-devnet: internal error: {error}");
+    eprintln!("depositkit-server: internal error: {error}");
     RpcError::internal()
 }

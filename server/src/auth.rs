@@ -6,7 +6,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
 use crate::error::Result;
-use crate::store::{Store, normalize_uuid};
+use crate::records::normalize_uuid;
+use crate::store::UserStore;
 
 /// The credentials of an `Authorization` header. `Debug` hides the key.
 pub struct Credentials {
@@ -73,7 +74,10 @@ pub fn parse_basic(header: Option<&[u8]>) -> Result<Credentials, AuthFailure> {
 ///
 /// # Errors
 /// Outer: database failures. Inner: why the caller is not authenticated.
-pub fn authenticate(store: &Store, header: Option<&[u8]>) -> Result<Result<String, AuthFailure>> {
+pub async fn authenticate(
+    store: &UserStore,
+    header: Option<&[u8]>,
+) -> Result<Result<String, AuthFailure>> {
     let credentials = match parse_basic(header) {
         Ok(c) => c,
         Err(failure) => return Ok(Err(failure)),
@@ -81,7 +85,7 @@ pub fn authenticate(store: &Store, header: Option<&[u8]>) -> Result<Result<Strin
     // A project id that is not a UUID cannot exist; still spend the comparison on it.
     let project_id = normalize_uuid("project", &credentials.project_id)
         .unwrap_or_else(|_| credentials.project_id.clone());
-    if store.verify_server_key(&project_id, &credentials.server_key)? {
+    if store.verify_server_key(&project_id, &credentials.server_key).await? {
         Ok(Ok(project_id))
     } else {
         Ok(Err(AuthFailure::Rejected))

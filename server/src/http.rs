@@ -1,0 +1,195 @@
+//! The HTTP face of the user-lookup service: `POST /user-rpc` (JSON-RPC 2.0 with HTTP Basic
+//! auth, `docs/user-rpc.md`), and the body reading and JSON responses it shares with devnet.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+
+use crate::auth::{self, AuthFailure};
+use crate::methods::Context;
+use crate::rpc::{self, RpcError, codes};
+use crate::store::UserStore;
+
+/// Path of the JSON-RPC service.
+pub const USER_RPC_PATH: &str = "/user-rpc";
+/// How much of an oversize body is read and dropped before answering 413.
+const MAX_DRAINED_BYTES: usize = 16 * 1024 * 1024;
+
+/// What the JSON-RPC route needs.
+#[derive(Debug, Clone)]
+pub struct RpcState {
+    /// Where users are looked up.
+    pub store: UserStore,
+    /// Largest accepted request body, in bytes: larger ones get 413.
+    pub max_body_bytes: usize,
+    /// Realm of the `WWW-Authenticate` challenge.
+    pub realm: &'static str,
+}
+
+/// The JSON-RPC method names of a request, attached to its response for the request log
+/// (never the params: they hold session tokens).
+#[derive(Debug, Clone)]
+pub struct RpcMethods(pub Vec<String>);
+
+/// `POST /user-rpc` (any other method: 405).
+pub fn user_rpc_router(state: Arc<RpcState>) -> Router {
+    Router::new().route(USER_RPC_PATH, any(user_rpc)).with_state(state)
+}
+
+/// Answers one HTTP request of the JSON-RPC service.
+pub async fn user_rpc(State(app): State<Arc<RpcState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if parts.method != Method::POST {
+        let error = RpcError::invalid_request(format!("use POST, not {}", parts.method));
+        let mut response = rpc_error_response(StatusCode::METHOD_NOT_ALLOWED, &Value::Null, error);
+        response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    if !is_json(&parts.headers) {
+        let error = RpcError::invalid_request("Content-Type must be application/json");
+        return rpc_error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, &Value::Null, error);
+    }
+    let bytes = match read_body(&parts.headers, body, app.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(error) => return rpc_body_error(error, app.max_body_bytes),
+    };
+    let parsed = serde_json::from_slice::<Value>(&bytes);
+    let reply_id = match &parsed {
+        Ok(body @ Value::Object(_)) => rpc::id_of(body),
+        _ => Value::Null,
+    };
+    let methods = parsed.as_ref().map(rpc::method_names).unwrap_or_default();
+    let header = parts.headers.get(AUTHORIZATION).map(HeaderValue::as_bytes);
+    let mut response = match answer(&app.store, header, parsed).await {
+        Ok(Answer::Reply(Some(reply))) => json_response(StatusCode::OK, &reply),
+        Ok(Answer::Reply(None)) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Answer::Unauthorized(failure)) => unauthorized(failure, &reply_id, app.realm),
+        Err(error) => {
+            eprintln!("depositkit-server: internal error: {error}");
+            rpc_error_response(StatusCode::INTERNAL_SERVER_ERROR, &reply_id, RpcError::internal())
+        }
+    };
+    response.extensions_mut().insert(RpcMethods(methods));
+    response
+}
+
+enum Answer {
+    /// The JSON-RPC reply, or `None` when there is nothing to send back.
+    Reply(Option<Value>),
+    Unauthorized(AuthFailure),
+}
+
+/// Authenticates, then answers the body.
+async fn answer(
+    store: &UserStore,
+    header: Option<&[u8]>,
+    parsed: serde_json::Result<Value>,
+) -> crate::Result<Answer> {
+    let project_id = match auth::authenticate(store, header).await? {
+        Ok(project_id) => project_id,
+        Err(failure) => return Ok(Answer::Unauthorized(failure)),
+    };
+    let body = match parsed {
+        Ok(body) => body,
+        Err(e) => {
+            let error = RpcError::parse_error(&e.to_string());
+            return Ok(Answer::Reply(Some(rpc::failure(&Value::Null, error))));
+        }
+    };
+    let context = Context { store, project_id: &project_id };
+    Ok(Answer::Reply(rpc::handle(&body, &context).await))
+}
+
+/// Whether the request says its body is JSON (`application/json`, any parameters).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Why a body was not read.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Larger than the limit.
+    TooLarge,
+    /// The connection failed or the framing was broken; the message says how.
+    Unreadable(String),
+}
+
+/// The whole body, or why it was not read.
+///
+/// An oversize body is still read (and dropped) up to 16 MiB past the limit, so that a client
+/// that writes the whole body before reading gets the 413 rather than a broken pipe.
+///
+/// # Errors
+/// [`BodyError::TooLarge`] past `max` bytes; [`BodyError::Unreadable`] when reading fails.
+pub async fn read_body(
+    headers: &HeaderMap,
+    mut body: Body,
+    max: usize,
+) -> Result<Bytes, BodyError> {
+    let declared = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > (max + MAX_DRAINED_BYTES) as u64) {
+        return Err(BodyError::TooLarge);
+    }
+    let mut collected = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| BodyError::Unreadable(e.to_string()))?;
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        if seen <= max {
+            collected.extend_from_slice(&data);
+        } else if seen > max + MAX_DRAINED_BYTES {
+            break;
+        }
+    }
+    if seen > max { Err(BodyError::TooLarge) } else { Ok(Bytes::from(collected)) }
+}
+
+/// The JSON-RPC answer of a body that was not read: 413 with `data.maxBodyBytes`, or 400.
+fn rpc_body_error(error: BodyError, max: usize) -> Response {
+    match error {
+        BodyError::TooLarge => {
+            let error = RpcError::new(codes::INVALID_REQUEST, "request too large")
+                .with_data(json!({ "maxBodyBytes": max }));
+            rpc_error_response(StatusCode::PAYLOAD_TOO_LARGE, &Value::Null, error)
+        }
+        BodyError::Unreadable(e) => {
+            let error = RpcError::invalid_request(format!("cannot read the request body: {e}"));
+            rpc_error_response(StatusCode::BAD_REQUEST, &Value::Null, error)
+        }
+    }
+}
+
+fn unauthorized(failure: AuthFailure, id: &Value, realm: &str) -> Response {
+    let error = RpcError::new(codes::UNAUTHORIZED, "unauthorized")
+        .with_data(json!({ "reason": failure.reason() }));
+    let mut response = rpc_error_response(StatusCode::UNAUTHORIZED, id, error);
+    if let Ok(value) = HeaderValue::from_str(&format!("Basic realm=\"{realm}\"")) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// A JSON-RPC error response with HTTP `status`.
+pub fn rpc_error_response(status: StatusCode, id: &Value, error: RpcError) -> Response {
+    json_response(status, &rpc::failure(id, error))
+}
+
+/// `body` as `application/json` with HTTP `status`.
+pub fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}

@@ -1,0 +1,123 @@
+//! The PostgreSQL store: a deadpool pool of tokio-postgres connections (TLS by rustls when the
+//! server offers it or `sslmode=require` asks for it), statements prepared once per connection
+//! and cached. Several servers may share one database: every read goes to the database, so a
+//! user added through one is visible through the others at once.
+
+mod read;
+mod schema;
+mod write;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::error::SqlState;
+
+use super::url::redact;
+use crate::error::{Error, Result};
+
+/// How long connecting may take when the URL does not say (`connect_timeout`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a request waits for a free pooled connection.
+const POOL_WAIT: Duration = Duration::from_secs(10);
+
+/// The user-lookup store on PostgreSQL. Clones share the pool.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: Pool,
+    /// The URL without its password, for errors.
+    shown: String,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").field("url", &self.shown).finish()
+    }
+}
+
+impl PgStore {
+    /// Connects to `url` with a pool of up to `max_connections`, creates the schema in an
+    /// empty database and checks the version of an existing one.
+    ///
+    /// # Errors
+    /// [`Error::DatabaseUrl`] for a URL tokio-postgres cannot read; [`Error::Unreachable`]
+    /// naming the URL (without its password) when the server cannot be reached or refuses us;
+    /// [`Error::SchemaVersion`] naming both versions.
+    pub async fn connect(url: &str, max_connections: usize) -> Result<Self> {
+        let shown = redact(url);
+        let mut config = tokio_postgres::Config::from_str(url)
+            .map_err(|e| Error::DatabaseUrl { url: shown.clone(), message: chain(&e) })?;
+        if config.get_application_name().is_none() {
+            config.application_name("depositkit-server");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let manager = Manager::from_config(
+            config,
+            tls(),
+            ManagerConfig { recycling_method: RecyclingMethod::Fast },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(max_connections.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(POOL_WAIT))
+            .create_timeout(Some(CONNECT_TIMEOUT + Duration::from_secs(1)))
+            .build()
+            .map_err(|e| Error::DatabaseUrl { url: shown.clone(), message: e.to_string() })?;
+        let store = PgStore { pool, shown };
+        let client = store.client().await?;
+        schema::prepare(&client, &store.shown).await?;
+        Ok(store)
+    }
+
+    /// The URL without its password.
+    pub fn url(&self) -> &str {
+        &self.shown
+    }
+
+    /// A pooled connection.
+    async fn client(&self) -> Result<Object> {
+        self.pool.get().await.map_err(|e| Error::Unreachable {
+            url: self.shown.clone(),
+            message: match &e {
+                deadpool_postgres::PoolError::Backend(e) => chain(e),
+                other => other.to_string(),
+            },
+        })
+    }
+
+    /// Closes the pool: its idle connections now, the others when they come back.
+    pub fn close(&self) {
+        self.pool.close();
+    }
+}
+
+/// TLS with rustls (ring) trusting the webpki roots; tokio-postgres uses it as `sslmode` says
+/// (`prefer` by default: TLS when the server offers it).
+fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+    // Only ring is compiled in; installing it as the process default is what rustls asks of
+    // an application (it fails harmlessly when already installed).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    tokio_postgres_rustls::MakeRustlsConnect::with_webpki_roots()
+}
+
+/// A driver error and its causes in one line (tokio-postgres never puts the password in them).
+fn chain(error: &dyn std::error::Error) -> String {
+    crate::error::with_causes(error)
+}
+
+/// A query failure: a uniqueness violation becomes [`Error::Conflict`] with `conflict`'s
+/// message, anything else [`Error::Postgres`].
+fn query_error(e: &tokio_postgres::Error, conflict: impl FnOnce() -> String) -> Error {
+    if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+        Error::Conflict(conflict())
+    } else {
+        Error::Postgres(chain(e))
+    }
+}
+
+/// A query failure with no expected conflict.
+fn db(e: tokio_postgres::Error) -> Error {
+    Error::Postgres(chain(&e))
+}
