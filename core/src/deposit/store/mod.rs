@@ -28,30 +28,33 @@
 //! starting at the same moment leave exactly one owner. A file this version cannot read is a
 //! `Configuration` error naming the path, wherever that is found out (`StoreCause`).
 //!
-//! Here: the client's view of its store ([`DepositStore`]) and what it writes and restores;
-//! `file.rs` opens the file (schema, locks, the unreadable-store rule), `rows.rs` reads and
-//! writes its rows, `codec.rs` is the records' JSON.
+//! Here: the client's view of its store ([`DepositStore`]): the records' and events' encoding,
+//! event ids, and what it writes and restores. Below it, the store contract (`contract.rs`,
+//! [`OwnerStore`]: rows in, rows out) and its embedded implementation, `sqlite.rs` (`file.rs`
+//! opens the file: schema, locks, the unreadable-store rule; `rows.rs` reads and writes its
+//! rows); `codec.rs` is the records' JSON.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-use rusqlite::{OptionalExtension, params};
+use std::sync::{Mutex, MutexGuard};
 
 use super::events::{DepositEvent, RecordedEvent};
 use super::model::{RefundResult, SweepResult};
 use super::notifications::NotificationRecord;
 use super::records::DepositRecord;
 use super::watcher::DetectorSnapshot;
-use crate::describe::{quote, quote_path};
 use crate::error::{Error, ErrorKind, Result};
 use crate::services::QuotePurpose;
-use file::{SharedDb, shared_db, store_error};
-use rows::{event_deposit_id, read_events, write};
+use contract::OwnerStore;
+use encode::{RESTORED_RESULTS, change_rows, decode_events, event_deposit_id, restore};
+use sqlite::SqliteOwnerStore;
 
 mod codec;
+pub mod contract;
+mod encode;
 mod file;
 mod rows;
+mod sqlite;
 
 pub(crate) use codec::{record_from_json, record_json};
 
@@ -123,6 +126,9 @@ impl Change {
 /// What a client finds in the store when it starts again.
 #[derive(Debug, Default)]
 pub(crate) struct Restored {
+    /// The account the store is bound to. Not read yet (the client checks the binding through
+    /// `bind_account`); kept for a start that resumes without initializing the account again.
+    #[allow(dead_code)]
     pub account_id: Option<String>,
     pub detector: Option<DetectorSnapshot>,
     /// The open records, oldest first.
@@ -145,11 +151,16 @@ enum Backend {
         events: VecDeque<RecordedEvent>,
         capacity: usize,
     },
-    Sqlite(Arc<SharedDb>),
-    /// The client closed and let the owner go: another client may be writing its rows now, so
-    /// this one writes nothing more (what it did not save, the next client resolves from the
-    /// records, e.g. an attempt's recorded quote). It still reads the log.
-    Released(Arc<SharedDb>),
+    Durable(Box<dyn OwnerStore>),
+    /// The client closed and let the owner go (or lost it to a newer holder): another client
+    /// may be writing its rows now, so this one writes nothing more (what it did not save, the
+    /// next client resolves from the records, e.g. an attempt's recorded quote). It still reads
+    /// the log.
+    Released(Box<dyn OwnerStore>),
+    /// A newer holder took the owner ([`OwnerStore::owner_lost`]): every later change is
+    /// refused with an error — so nothing that must be recorded first (a quote before its
+    /// send) goes ahead — and its events are dropped. It still reads the log.
+    Lost(Box<dyn OwnerStore>),
 }
 
 /// One client's view of its store.
@@ -188,31 +199,36 @@ impl DepositStore {
                 next_event_id: Mutex::new(1),
             });
         };
-        let db = shared_db(path)?;
-        if !lock(&db.owners).insert(owner.to_owned()) {
-            return Err(Error::configuration(format!(
-                "storePath {} is in use by another live client of owner {} in this process; \
-                 close it first",
-                quote_path(path),
-                owner
-            )));
-        }
-        let last: Option<i64> = lock(&db.conn)
-            .query_row("SELECT max(id) FROM events WHERE owner = ?1", [owner], |row| row.get(0))
-            .map_err(|e| store_error(path, "reading the event log", e))?;
+        DepositStore::durable(Box::new(SqliteOwnerStore::open(path, owner)?))
+    }
+
+    /// The client's view of `store` (any store of the contract); event ids continue after the
+    /// last stored one.
+    ///
+    /// # Errors
+    /// The store's, when its event log cannot be read.
+    pub fn durable(store: Box<dyn OwnerStore>) -> Result<DepositStore> {
+        let last = match store.last_event_id() {
+            Ok(last) => last,
+            Err(error) => {
+                store.release();
+                return Err(error);
+            }
+        };
         Ok(DepositStore {
-            owner: owner.to_owned(),
-            backend: Mutex::new(Backend::Sqlite(db)),
-            next_event_id: Mutex::new(u64::try_from(last.unwrap_or(0)).unwrap_or(0) + 1),
+            owner: store.owner().to_owned(),
+            backend: Mutex::new(Backend::Durable(store)),
+            next_event_id: Mutex::new(last + 1),
         })
     }
 
-    /// The file, when the store is durable.
+    /// The file, when the store is a SQLite file.
     pub fn path(&self) -> Option<PathBuf> {
         match &*lock(&self.backend) {
             Backend::Memory { .. } => None,
-            Backend::Sqlite(db) => Some(db.path.clone()),
-            Backend::Released(db) => Some(db.path.clone()),
+            Backend::Durable(store) | Backend::Released(store) | Backend::Lost(store) => {
+                store.path()
+            }
         }
     }
 
@@ -223,17 +239,21 @@ impl DepositStore {
 
     /// Writes `change` in one transaction and gives its events their ids. The events are
     /// returned even when the write fails (with the error): they still reach the host, and
-    /// the failure is the caller's to report.
+    /// the failure is the caller's to report — unless the owner was taken by a newer holder
+    /// ([`OwnerStore::owner_lost`]): then they are dropped (the new holder reports what happens
+    /// from now on) and nothing more is written.
     pub fn commit(&self, change: Change, now: u64) -> (Vec<RecordedEvent>, Option<Error>) {
         let mut next = lock(&self.next_event_id);
+        let mut backend = lock(&self.backend);
+        if let Backend::Lost(store) = &*backend {
+            return (Vec::new(), Some(owner_lost(&**store)));
+        }
         let recorded: Vec<RecordedEvent> = change
             .events
             .iter()
             .enumerate()
             .map(|(i, event)| RecordedEvent { id: *next + i as u64, at: now, event: event.clone() })
             .collect();
-        *next += recorded.len() as u64;
-        let mut backend = lock(&self.backend);
         let error = match &mut *backend {
             Backend::Memory { events, capacity } => {
                 for event in &recorded {
@@ -244,15 +264,27 @@ impl DepositStore {
                 }
                 None
             }
-            Backend::Sqlite(db) => {
+            Backend::Durable(store) => {
                 if change.writes_state() || !recorded.is_empty() {
-                    write(db, &self.owner, &change, &recorded, now).err()
+                    store.write(&change_rows(&change, &recorded, now)).err()
                 } else {
                     None
                 }
             }
-            Backend::Released(_) => None,
+            Backend::Released(_) | Backend::Lost(_) => None,
         };
+        if error.is_some() && matches!(&*backend, Backend::Durable(store) if store.owner_lost()) {
+            let taken = std::mem::replace(
+                &mut *backend,
+                Backend::Memory { events: VecDeque::new(), capacity: 1 },
+            );
+            if let Backend::Durable(store) = taken {
+                store.release();
+                *backend = Backend::Lost(store);
+            }
+            return (Vec::new(), error);
+        }
+        *next += recorded.len() as u64;
         (recorded, error)
     }
 
@@ -261,7 +293,7 @@ impl DepositStore {
     /// # Errors
     /// [`ErrorKind::NotFound`] when events after `cursor` are no longer kept (in memory only
     /// the last `event_queue_capacity` are); [`ErrorKind::InvalidArgument`] for a cursor past
-    /// the last event; [`ErrorKind::Internal`] when the file cannot be read.
+    /// the last event; the store's error when it cannot be read.
     pub fn events_since(&self, cursor: u64, limit: usize) -> Result<Vec<RecordedEvent>> {
         let last = self.last_event_id();
         if cursor > last {
@@ -283,25 +315,17 @@ impl DepositStore {
                 }
                 Ok(events.iter().filter(|e| e.id > cursor).take(limit).cloned().collect())
             }
-            Backend::Sqlite(db) | Backend::Released(db) => {
-                let conn = lock(&db.conn);
-                let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-                read_events(
-                    &conn,
-                    &db.path,
-                    "SELECT id, at, event FROM events WHERE owner = ?1 AND id > ?2 ORDER BY id \
-                     LIMIT ?3",
-                    params![self.owner, cursor as i64, limit],
-                )
+            Backend::Durable(store) | Backend::Released(store) | Backend::Lost(store) => {
+                decode_events(&**store, store.events_after(cursor, limit)?)
             }
         }
     }
 
     /// Every stored event of deposit `id` (lifecycle events and refund updates), oldest first;
-    /// empty without a file.
+    /// in memory, those still kept.
     ///
     /// # Errors
-    /// [`ErrorKind::Internal`] when the file cannot be read.
+    /// The store's error when it cannot be read.
     pub fn deposit_history(&self, id: &str) -> Result<Vec<RecordedEvent>> {
         match &*lock(&self.backend) {
             Backend::Memory { events, .. } => Ok(events
@@ -309,90 +333,48 @@ impl DepositStore {
                 .filter(|e| event_deposit_id(&e.event).is_some_and(|d| d == id))
                 .cloned()
                 .collect()),
-            Backend::Sqlite(db) | Backend::Released(db) => {
-                let conn = lock(&db.conn);
-                read_events(
-                    &conn,
-                    &db.path,
-                    "SELECT id, at, event FROM events WHERE owner = ?1 AND deposit_id = ?2 \
-                     ORDER BY id",
-                    params![self.owner, id],
-                )
+            Backend::Durable(store) | Backend::Released(store) | Backend::Lost(store) => {
+                decode_events(&**store, store.deposit_events(id)?)
             }
         }
     }
 
-    /// Saves the notification records (a no-op without a file).
+    /// Saves the notification records (a no-op without a durable store).
     ///
     /// # Errors
-    /// [`ErrorKind::Internal`] when the file cannot be written.
+    /// The store's error when it cannot be written.
     pub fn save_notifications(&self, records: &[NotificationRecord], now: u64) -> Result<()> {
-        let Backend::Sqlite(db) = &*lock(&self.backend) else { return Ok(()) };
+        let Backend::Durable(store) = &*lock(&self.backend) else { return Ok(()) };
         let json = serde_json::to_string(records).unwrap_or_else(|_| "[]".to_owned());
-        lock(&db.conn)
-            .execute(
-                "INSERT INTO clients (owner, notifications, updated_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (owner) DO UPDATE SET notifications = ?2, updated_at = ?3",
-                params![self.owner, json, now as i64],
-            )
-            .map(drop)
-            .map_err(|e| store_error(&db.path, "saving the notifications", e))
+        store.save_notifications(&json, now)
     }
 
     /// Records that `owner` uses account `account_id`; refuses a store that holds another
     /// account for the owner (a store from another service).
     ///
     /// # Errors
-    /// [`ErrorKind::Configuration`] on a mismatch; [`ErrorKind::Internal`] on I/O failures.
+    /// [`ErrorKind::Configuration`] on a mismatch; the store's error on I/O failures.
     pub fn bind_account(&self, account_id: &str, now: u64) -> Result<()> {
-        let Backend::Sqlite(db) = &*lock(&self.backend) else { return Ok(()) };
-        let conn = lock(&db.conn);
-        let stored: Option<Option<String>> = conn
-            .query_row("SELECT account_id FROM clients WHERE owner = ?1", [&self.owner], |row| {
-                row.get(0)
-            })
-            .optional()
-            .map_err(|e| store_error(&db.path, "reading the account", e))?;
-        match stored.flatten() {
-            Some(stored) if stored != account_id => Err(Error::configuration(format!(
-                "storePath {} holds account {} of owner {}, but the service gave account {}: \
-                 it is the store of another service; use another storePath",
-                quote_path(&db.path),
-                quote(&stored),
-                self.owner,
-                quote(account_id)
-            ))),
-            Some(_) => Ok(()),
-            None => conn
-                .execute(
-                    "INSERT INTO clients (owner, account_id, updated_at) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (owner) DO UPDATE SET account_id = ?2, updated_at = ?3",
-                    params![self.owner, account_id, now as i64],
-                )
-                .map(drop)
-                .map_err(|e| store_error(&db.path, "saving the account", e)),
-        }
+        let Backend::Durable(store) = &*lock(&self.backend) else { return Ok(()) };
+        store.bind_account(account_id, now)
     }
 
-    /// Everything stored for the owner (empty without a file).
+    /// Everything stored for the owner (empty without a durable store).
     ///
     /// # Errors
-    /// [`ErrorKind::Internal`] when the file cannot be read or holds a record this version
-    /// cannot read.
+    /// The store's error when it cannot be read, or its unreadable-store error for a record this
+    /// version cannot read.
     pub fn load(&self) -> Result<Restored> {
-        let Backend::Sqlite(db) = &*lock(&self.backend) else { return Ok(Restored::default()) };
-        rows::load(db, &self.owner)
+        let Backend::Durable(store) = &*lock(&self.backend) else {
+            return Ok(Restored::default());
+        };
+        restore(&**store, store.load(2 * RESTORED_RESULTS)?)
     }
 
     /// Lets another client take the owner (on close). Waits for a write under way; nothing is
     /// written after it.
     pub fn release(&self) {
-        let mut backend = lock(&self.backend);
-        if let Backend::Sqlite(db) = &*backend {
-            lock(&db.owners).remove(&self.owner);
-            let db = Arc::clone(db);
-            *backend = Backend::Released(db);
-        }
+        release_backend(&mut lock(&self.backend));
     }
 }
 
@@ -400,4 +382,24 @@ impl Drop for DepositStore {
     fn drop(&mut self) {
         self.release();
     }
+}
+
+/// The error of every change after the owner was lost.
+fn owner_lost(store: &dyn OwnerStore) -> Error {
+    Error::configuration(format!(
+        "owner {} was taken by a newer holder: this client writes and sends nothing more",
+        store.owner()
+    ))
+}
+
+fn release_backend(backend: &mut Backend) {
+    let taken =
+        std::mem::replace(backend, Backend::Memory { events: VecDeque::new(), capacity: 1 });
+    *backend = match taken {
+        Backend::Durable(store) => {
+            store.release();
+            Backend::Released(store)
+        }
+        other => other,
+    };
 }

@@ -1,0 +1,153 @@
+//! The registered owners (`dk_owners`): added, removed and configured durably, from any
+//! process of the fleet.
+
+use depositkit_core::deposit::DestinationConfig;
+use serde_json::{Value, json};
+
+use crate::db::Db;
+use crate::error::{FleetError, Result, pg};
+
+/// An owner's own options, kept with its registration (no secrets: every member reads them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnerOptions {
+    /// Where its deposits go; `None`: the fleet's configuration template's destination.
+    pub destination: Option<DestinationConfig>,
+}
+
+impl OwnerOptions {
+    pub(crate) fn to_json(&self) -> Value {
+        match &self.destination {
+            Some(destination) => json!({ "destination": destination }),
+            None => json!({}),
+        }
+    }
+
+    pub(crate) fn from_json(owner: &str, text: &str) -> Result<OwnerOptions> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            FleetError::Postgres(format!("the options of owner {owner} cannot be read: {e}"))
+        })?;
+        let destination = match value.get("destination") {
+            None | Some(Value::Null) => None,
+            Some(destination) => {
+                Some(serde_json::from_value(destination.clone()).map_err(|e| {
+                    FleetError::Postgres(format!(
+                        "the destination of owner {owner} cannot be read: {e}"
+                    ))
+                })?)
+            }
+        };
+        Ok(OwnerOptions { destination })
+    }
+}
+
+/// An owner address, lower-case; refused unless `0x` and 40 hex digits.
+///
+/// # Errors
+/// [`FleetError::InvalidOwner`] naming the value.
+pub fn owner_address(owner: &str) -> Result<String> {
+    let hex = owner.strip_prefix("0x").or_else(|| owner.strip_prefix("0X"));
+    match hex {
+        Some(hex) if hex.len() == 40 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Ok(format!("0x{}", hex.to_ascii_lowercase()))
+        }
+        _ => Err(FleetError::InvalidOwner {
+            owner: format!("'{owner}'"),
+            message: "expected 0x and 40 hex digits".to_owned(),
+        }),
+    }
+}
+
+/// Registers `owner` with `options`.
+pub(crate) async fn add(db: &Db, owner: &str, options: &OwnerOptions) -> Result<()> {
+    let client = db.client().await?;
+    let inserted = client
+        .execute(
+            "INSERT INTO dk_owners (owner, options) VALUES ($1, $2::text::jsonb) \
+             ON CONFLICT (owner) DO NOTHING",
+            &[&owner, &options.to_json().to_string()],
+        )
+        .await
+        .map_err(pg)?;
+    if inserted == 0 {
+        return Err(FleetError::DuplicateOwner(owner.to_owned()));
+    }
+    Ok(())
+}
+
+/// Removes `owner`: its holder stops its client within a tick. Its deposit state stays
+/// (registered again, it resumes where it stopped).
+pub(crate) async fn remove(db: &Db, owner: &str) -> Result<()> {
+    let client = db.client().await?;
+    let removed =
+        client.execute("DELETE FROM dk_owners WHERE owner = $1", &[&owner]).await.map_err(pg)?;
+    if removed == 0 {
+        return Err(FleetError::UnknownOwner(owner.to_owned()));
+    }
+    Ok(())
+}
+
+/// Replaces the options of `owner` (its holder restarts its client with them).
+pub(crate) async fn set_options(db: &Db, owner: &str, options: &OwnerOptions) -> Result<()> {
+    let client = db.client().await?;
+    let updated = client
+        .execute(
+            "UPDATE dk_owners SET options = $2::text::jsonb, fence = fence + 1, holder = NULL \
+             WHERE owner = $1",
+            &[&owner, &options.to_json().to_string()],
+        )
+        .await
+        .map_err(pg)?;
+    if updated == 0 {
+        return Err(FleetError::UnknownOwner(owner.to_owned()));
+    }
+    Ok(())
+}
+
+/// The options of `owner`.
+pub(crate) async fn options(db: &Db, owner: &str) -> Result<OwnerOptions> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt("SELECT options::text FROM dk_owners WHERE owner = $1", &[&owner])
+        .await
+        .map_err(pg)?
+        .ok_or_else(|| FleetError::UnknownOwner(owner.to_owned()))?;
+    OwnerOptions::from_json(owner, row.get(0))
+}
+
+/// Every registered owner, sorted.
+pub(crate) async fn list(db: &Db) -> Result<Vec<String>> {
+    let client = db.client().await?;
+    let rows = client.query("SELECT owner FROM dk_owners ORDER BY owner", &[]).await.map_err(pg)?;
+    Ok(rows.iter().map(|row| row.get(0)).collect())
+}
+
+/// Who holds `owner` now (node id and fence), if anyone.
+pub(crate) async fn holder(db: &Db, owner: &str) -> Result<(Option<String>, i64)> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt("SELECT holder, fence FROM dk_owners WHERE owner = $1", &[&owner])
+        .await
+        .map_err(pg)?
+        .ok_or_else(|| FleetError::UnknownOwner(owner.to_owned()))?;
+    Ok((row.get(0), row.get(1)))
+}
+
+/// Stores `owner`'s new destination in its options (a destination-change command ran; the
+/// holder keeps its client and fence).
+pub(crate) async fn store_destination(
+    db: &Db,
+    owner: &str,
+    destination: &DestinationConfig,
+) -> Result<()> {
+    let client = db.client().await?;
+    let json = serde_json::to_string(destination).unwrap_or_default();
+    client
+        .execute(
+            "UPDATE dk_owners SET options = jsonb_set(options, '{destination}', $2::text::jsonb) \
+             WHERE owner = $1",
+            &[&owner, &json],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(())
+}

@@ -1,0 +1,367 @@
+//! The PostgreSQL store of the store contract: one owner's rows in the fleet's tables, every
+//! write fenced by the lease under which this member holds the owner.
+//!
+//! Each write is one transaction that first runs `dk_check_fence(owner, node, fence)`: when a
+//! newer holder took the owner, or this member's lease passed, the server refuses it
+//! (SQLSTATE `DKF01`), nothing is written, and the store reports the owner lost
+//! ([`OwnerStore::owner_lost`]): the client writes nothing more and drops the refused write's
+//! events. Reads need no fence.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use depositkit_core::deposit::store_contract::{
+    ChangeRows, EventRow, OwnerRows, OwnerStore, StoredDeposit,
+};
+use depositkit_core::{Error, ErrorKind};
+
+use crate::db::Db;
+use crate::error::{FleetError, with_causes};
+use crate::schema::FENCE_LOST;
+
+/// One owner's deposit state in PostgreSQL, written under a fencing token.
+#[derive(Debug)]
+pub struct PgOwnerStore {
+    db: Db,
+    owner: Arc<str>,
+    node: Arc<str>,
+    fence: i64,
+    lost: Arc<AtomicBool>,
+}
+
+impl PgOwnerStore {
+    pub(crate) fn new(db: Db, owner: &str, node: &str, fence: i64) -> PgOwnerStore {
+        PgOwnerStore {
+            db,
+            owner: owner.into(),
+            node: node.into(),
+            fence,
+            lost: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The fencing token this store's writes carry.
+    pub fn fence(&self) -> i64 {
+        self.fence
+    }
+
+    /// The flag [`OwnerStore::owner_lost`] reads (shared with the fleet, which stops the
+    /// owner's client when it is set).
+    pub(crate) fn lost_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.lost)
+    }
+
+    fn failure(&self, what: &str, e: &tokio_postgres::Error) -> Error {
+        if e.code().is_some_and(|code| code.code() == FENCE_LOST) {
+            self.lost.store(true, Ordering::SeqCst);
+            let lost = FleetError::FenceLost { owner: self.owner.to_string(), fence: self.fence };
+            return Error::configuration(lost.to_string());
+        }
+        // No SQLSTATE: the connection failed (a network matter); any other refusal is ours.
+        let kind = if e.code().is_none() { ErrorKind::Network } else { ErrorKind::Internal };
+        Error::new(
+            kind,
+            format!(
+                "fleet store {} of owner {}: {what}: {}",
+                self.db.shown(),
+                self.owner,
+                with_causes(e)
+            ),
+        )
+    }
+
+    fn unavailable(&self, e: &FleetError) -> Error {
+        Error::new(ErrorKind::Network, format!("fleet store of owner {}: {e}", self.owner))
+    }
+
+    /// Runs `work` with a pooled connection on the fleet's runtime.
+    fn run<T: Send + 'static>(
+        &self,
+        what: &str,
+        work: impl FnOnce(deadpool_postgres::Object) -> Work<T> + Send + 'static,
+    ) -> depositkit_core::Result<T> {
+        let db = self.db.clone();
+        let outcome = self.db.block_on(async move { Ok(work(db.client().await?).await) });
+        match outcome {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(self.failure(what, &e)),
+            Err(e) => Err(self.unavailable(&e)),
+        }
+    }
+}
+
+/// A query's future, boxed to cross onto the fleet's runtime.
+type Work<T> = Pin<Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + Send>>;
+
+fn id(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn event_row(row: &tokio_postgres::Row) -> EventRow {
+    EventRow {
+        id: u64::try_from(row.get::<_, i64>(0)).unwrap_or(0),
+        at: u64::try_from(row.get::<_, i64>(1)).unwrap_or(0),
+        event: row.get(2),
+        kind: row.get(3),
+        deposit_id: row.get(4),
+    }
+}
+
+impl OwnerStore for PgOwnerStore {
+    fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    fn unreadable(&self, what: &str, detail: &str) -> Error {
+        Error::configuration(format!(
+            "the fleet store {} holds state of owner {} this version cannot read: {what}: {detail}",
+            self.db.shown(),
+            self.owner
+        ))
+    }
+
+    fn last_event_id(&self) -> depositkit_core::Result<u64> {
+        let owner = Arc::clone(&self.owner);
+        self.run("reading the event log", move |client| {
+            Box::pin(async move {
+                let row = client
+                    .query_one(
+                        "SELECT coalesce(max(id), 0) FROM dk_events WHERE owner = $1",
+                        &[&&*owner],
+                    )
+                    .await?;
+                Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+            })
+        })
+    }
+
+    fn write(&self, change: &ChangeRows) -> depositkit_core::Result<()> {
+        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
+        let change = change.clone();
+        let events = !change.events.is_empty();
+        self.run("writing", move |mut client| {
+            Box::pin(async move { write_rows(&mut client, &owner, &node, fence, &change).await })
+        })?;
+        if events {
+            self.db.ring();
+        }
+        Ok(())
+    }
+
+    fn events_after(&self, cursor: u64, limit: usize) -> depositkit_core::Result<Vec<EventRow>> {
+        let owner = Arc::clone(&self.owner);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.run("reading the event log", move |client| {
+            Box::pin(async move {
+                let rows = client
+                    .query(
+                        "SELECT id, at, event, type, deposit_id FROM dk_events \
+                         WHERE owner = $1 AND id > $2 ORDER BY id LIMIT $3",
+                        &[&&*owner, &id(cursor), &limit],
+                    )
+                    .await?;
+                Ok(rows.iter().map(event_row).collect())
+            })
+        })
+    }
+
+    fn deposit_events(&self, deposit_id: &str) -> depositkit_core::Result<Vec<EventRow>> {
+        let owner = Arc::clone(&self.owner);
+        let deposit_id = deposit_id.to_owned();
+        self.run("reading the event log", move |client| {
+            Box::pin(async move {
+                let rows = client
+                    .query(
+                        "SELECT id, at, event, type, deposit_id FROM dk_events \
+                         WHERE owner = $1 AND deposit_id = $2 ORDER BY id",
+                        &[&&*owner, &deposit_id],
+                    )
+                    .await?;
+                Ok(rows.iter().map(event_row).collect())
+            })
+        })
+    }
+
+    fn save_notifications(&self, json: &str, now: u64) -> depositkit_core::Result<()> {
+        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
+        let json = json.to_owned();
+        self.run("saving the notifications", move |mut client| {
+            Box::pin(async move {
+                let tx = client.transaction().await?;
+                tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&&*owner, &&*node, &fence])
+                    .await?;
+                tx.execute(
+                    "INSERT INTO dk_clients (owner, notifications, updated_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (owner) DO UPDATE SET notifications = $2, updated_at = $3",
+                    &[&&*owner, &json, &id(now)],
+                )
+                .await?;
+                tx.commit().await
+            })
+        })
+    }
+
+    fn bind_account(&self, account_id: &str, now: u64) -> depositkit_core::Result<()> {
+        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
+        let account = account_id.to_owned();
+        let stored = self.run("saving the account", move |mut client| {
+            Box::pin(async move {
+                let tx = client.transaction().await?;
+                tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&&*owner, &&*node, &fence])
+                    .await?;
+                tx.execute(
+                    "INSERT INTO dk_clients (owner, account_id, updated_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (owner) DO UPDATE \
+                     SET account_id = coalesce(dk_clients.account_id, $2), updated_at = $3",
+                    &[&&*owner, &account, &id(now)],
+                )
+                .await?;
+                let row = tx
+                    .query_one("SELECT account_id FROM dk_clients WHERE owner = $1", &[&&*owner])
+                    .await?;
+                let stored: Option<String> = row.get(0);
+                if stored.as_deref() == Some(account.as_str()) {
+                    tx.commit().await?;
+                }
+                Ok(stored)
+            })
+        })?;
+        match stored {
+            Some(stored) if stored != account_id => Err(Error::configuration(format!(
+                "the fleet store {} holds account '{}' of owner {}, but the service gave account \
+                 '{}': it is the state of another service",
+                self.db.shown(),
+                stored,
+                self.owner,
+                account_id
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn load(&self, results: usize) -> depositkit_core::Result<OwnerRows> {
+        let owner = Arc::clone(&self.owner);
+        let results = i64::try_from(results).unwrap_or(i64::MAX);
+        self.run("reading the owner's state", move |client| {
+            Box::pin(async move {
+                let mut rows = OwnerRows::default();
+                if let Some(row) = client
+                    .query_opt(
+                        "SELECT account_id, detector, notifications FROM dk_clients \
+                         WHERE owner = $1",
+                        &[&&*owner],
+                    )
+                    .await?
+                {
+                    rows.account_id = row.get(0);
+                    rows.detector = row.get(1);
+                    rows.notifications = row.get(2);
+                }
+                for row in client
+                    .query(
+                        "SELECT id, open, record, seq FROM dk_deposits WHERE owner = $1 \
+                         ORDER BY seq",
+                        &[&&*owner],
+                    )
+                    .await?
+                {
+                    rows.deposits.push(StoredDeposit {
+                        id: row.get(0),
+                        open: row.get(1),
+                        record: row.get(2),
+                        seq: u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
+                    });
+                }
+                for row in client
+                    .query(
+                        "SELECT kind, result FROM dk_results WHERE owner = $1 \
+                         ORDER BY updated_at DESC LIMIT $2",
+                        &[&&*owner, &results],
+                    )
+                    .await?
+                {
+                    rows.results.push((row.get(0), row.get(1)));
+                }
+                Ok(rows)
+            })
+        })
+    }
+
+    fn release(&self) {
+        // The lease is the fleet's to give back (after the client stopped).
+    }
+
+    fn owner_lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+}
+
+/// One fenced transaction of `change`.
+async fn write_rows(
+    client: &mut deadpool_postgres::Object,
+    owner: &str,
+    node: &str,
+    fence: i64,
+    change: &ChangeRows,
+) -> Result<(), tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&owner, &node, &fence]).await?;
+    let now = id(change.now);
+    if !change.deposits.is_empty() {
+        let upsert = tx
+            .prepare_cached(
+                "INSERT INTO dk_deposits (owner, id, seq, state, open, record, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (owner, id) DO UPDATE SET state = $4, open = $5, record = $6, \
+                 updated_at = $7",
+            )
+            .await?;
+        for d in &change.deposits {
+            tx.execute(&upsert, &[&owner, &d.id, &id(d.seq), &d.state, &d.open, &d.record, &now])
+                .await?;
+        }
+    }
+    if let Some(json) = &change.detector {
+        tx.execute(
+            "INSERT INTO dk_clients (owner, detector, updated_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (owner) DO UPDATE SET detector = $2, updated_at = $3",
+            &[&owner, json, &now],
+        )
+        .await?;
+    }
+    for a in &change.attempts {
+        tx.execute(
+            "INSERT INTO dk_attempts (owner, quote_id, deposit_id, purpose, sent_at, outcome, \
+                 transaction_id, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $5) \
+             ON CONFLICT (owner, quote_id) DO UPDATE SET \
+                 outcome = coalesce($6, dk_attempts.outcome), \
+                 transaction_id = coalesce($7, dk_attempts.transaction_id), updated_at = $5",
+            &[&owner, &a.quote_id, &a.deposit_id, &a.purpose, &now, &a.outcome, &a.transaction_id],
+        )
+        .await?;
+    }
+    for r in &change.results {
+        tx.execute(
+            "INSERT INTO dk_results (owner, deposit_id, kind, result, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (owner, deposit_id, kind) \
+             DO UPDATE SET result = $4, updated_at = $5",
+            &[&owner, &r.deposit_id, &r.kind, &r.result, &now],
+        )
+        .await?;
+    }
+    if !change.events.is_empty() {
+        let insert = tx
+            .prepare_cached(
+                "INSERT INTO dk_events (owner, id, at, type, deposit_id, event) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .await?;
+        for e in &change.events {
+            tx.execute(&insert, &[&owner, &id(e.id), &id(e.at), &e.kind, &e.deposit_id, &e.event])
+                .await?;
+        }
+    }
+    tx.commit().await
+}

@@ -1,0 +1,246 @@
+//! DepositFleet against devnet and a real PostgreSQL: members share the owners, run their
+//! clients, and when a member dies mid-sweep another takes over and the deposit is credited at
+//! its destination exactly once.
+
+use std::time::{Duration, Instant};
+
+use depositkit_core::TokenType;
+use depositkit_core::deposit::{DepositClient, DepositClientConfig, DestinationConfig};
+use depositkit_devnet::{Devnet, DevnetConfig, Fault, RunningDevnet, Service};
+use depositkit_fleet::{
+    CommandOutcome, DepositFleet, FleetCommand, FleetError, FleetOptions, LeaseSettings,
+    OwnerOptions,
+};
+use depositkit_server::testing::TestDatabase;
+
+mod support;
+
+fn devnet(name: &str) -> (RunningDevnet, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("depositkit-fleet-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let devnet =
+        Devnet::start(DevnetConfig::new(dir.join("devnet.sqlite")).with_fault_injection()).unwrap();
+    (devnet, dir)
+}
+
+/// The client template: devnet's services, fast polling, short retries.
+fn template(devnet: &RunningDevnet) -> DepositClientConfig {
+    let mut config = DepositClientConfig::new(
+        "0x0000000000000000000000000000000000000001",
+        DestinationConfig::chain(8453),
+    )
+    .with_services_url(devnet.services_url());
+    config.min_polling_interval_ms = 20;
+    config.polling_interval_ms = 50;
+    config.sweep_retry_delay_ms = 30;
+    config.http_retries = 3;
+    config.http_initial_backoff_ms = 5;
+    config.request_timeout_ms = 3000;
+    config.call_timeout_ms = 20_000;
+    config
+}
+
+fn options(name: &str) -> FleetOptions {
+    FleetOptions {
+        name: name.to_owned(),
+        lease: LeaseSettings {
+            ttl: Duration::from_millis(2000),
+            renew_every: Duration::from_millis(300),
+            ..LeaseSettings::default()
+        },
+        max_connections: 4,
+    }
+}
+
+fn eventually(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The phases of deposit events in `owner`'s stored log, in order.
+fn phases(fleet: &DepositFleet, owner: &str) -> Vec<String> {
+    fleet
+        .fleet()
+        .owner_events(owner, 0, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "deposit:lifecycle")
+        .filter_map(|e| {
+            let value: serde_json::Value = serde_json::from_str(&e.event).ok()?;
+            Some(value["payload"]["phase"].as_str()?.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn members_share_owners_and_a_survivor_credits_a_dead_members_deposit_once() {
+    let (devnet, dir) = devnet("takeover");
+    let database = TestDatabase::create();
+    let a = DepositFleet::join(database.url(), template(&devnet), options("a")).unwrap();
+    let owners: Vec<String> = (1..=3u32)
+        .map(|n| {
+            let owner = format!("0x{:040x}", 0xfeed_0000u64 + u64::from(n));
+            a.fleet().add_owner(&owner, OwnerOptions::default()).unwrap()
+        })
+        .collect();
+    eventually(Duration::from_secs(30), "a runs every owner", || a.running_owners() == owners);
+    let b = DepositFleet::join(database.url(), template(&devnet), options("b")).unwrap();
+    // Shares of ceil(3 / 2) = 2: a gives one back, b takes it.
+    eventually(Duration::from_secs(30), "the owners are shared", || {
+        a.running_owners().len() == 2 && b.running_owners().len() == 1
+    });
+
+    // A deposit to an owner a holds, with devnet holding the send so a dies mid-sweep.
+    let owner = a.running_owners()[0].clone();
+    let address = a.client(&owner).unwrap().deposit_addresses().unwrap().evm;
+    devnet
+        .inject_service_fault_at(
+            Service::Ua,
+            Some("/v1/sweeps/send"),
+            &Fault { delay_ms: Some(1500), count: Some(1), ..Fault::default() },
+        )
+        .unwrap();
+    devnet.deposit(&address, 8453, TokenType::USDC, "9000000", None).unwrap();
+    let started = Instant::now();
+    while !phases(&a, &owner).iter().any(|p| p == "processing") {
+        if started.elapsed() > Duration::from_secs(20) {
+            let log = a.fleet().owner_events(&owner, 0, 100).unwrap();
+            panic!("a never started sweeping: {log:#?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    a.halt();
+
+    // b takes over every owner within seconds and finishes the sweep.
+    eventually(Duration::from_secs(20), "b takes over", || b.running_owners() == owners);
+    eventually(Duration::from_secs(30), "the deposit is credited", || {
+        phases(&b, &owner).iter().any(|p| p == "credited")
+    });
+    let credited = phases(&b, &owner).iter().filter(|p| *p == "credited").count();
+    assert_eq!(credited, 1, "one credited event: {:?}", phases(&b, &owner));
+    let delivered = devnet.ledger_balance(&owner, 8453, TokenType::USDC).unwrap();
+    assert_ne!(delivered, "0", "delivered at the destination");
+    let client = b.client(&owner).unwrap();
+    let sweeps = client.get_transactions(Some(1), Some(100)).unwrap();
+    let count = sweeps.transactions.iter().filter(|t| t.tag == "sweep").count();
+    assert_eq!(count, 1, "swept once");
+    b.leave().unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn any_process_asks_and_the_holder_runs_the_command() {
+    let (devnet, dir) = devnet("commands");
+    let database = TestDatabase::create();
+    let a = DepositFleet::join(database.url(), template(&devnet), options("a")).unwrap();
+    let owner = a
+        .fleet()
+        .add_owner("0x00000000000000000000000000000000000c0de1", OwnerOptions::default())
+        .unwrap();
+    eventually(Duration::from_secs(30), "a runs the owner", || {
+        a.running_owners() == [owner.clone()]
+    });
+    // Another process: a connection of its own, holding nothing.
+    let other = depositkit_fleet::Fleet::connect(database.url(), 2).unwrap();
+    let solana = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+    let destination = DestinationConfig::chain(101).with_address(solana);
+    let outcome = other
+        .request(&owner, FleetCommand::SetDestination(destination.clone()), Duration::from_secs(20))
+        .unwrap();
+    let CommandOutcome::Done(value) = outcome else { panic!("expected Done, got {outcome:?}") };
+    assert_eq!(value["address"], solana, "{value}");
+    let now = a.client(&owner).unwrap().get_destination().unwrap();
+    assert_eq!(now.address, solana, "the holder's client changed");
+    assert_eq!(other.owner_options(&owner).unwrap().destination, Some(destination));
+
+    let outcome = other
+        .request(
+            &owner,
+            FleetCommand::Sweep { deposit_id: "no-such-deposit".into() },
+            Duration::from_secs(20),
+        )
+        .unwrap();
+    let CommandOutcome::Failed(message) = outcome else {
+        panic!("expected Failed, got {outcome:?}")
+    };
+    assert!(message.contains("no-such-deposit"), "{message}");
+
+    match other.request(
+        "0x00000000000000000000000000000000000c0de2",
+        FleetCommand::Recover,
+        Duration::from_secs(1),
+    ) {
+        Err(FleetError::UnknownOwner(o)) => {
+            assert_eq!(o, "0x00000000000000000000000000000000000c0de2")
+        }
+        other => panic!("expected UnknownOwner, got {other:?}"),
+    }
+    // No live holder: the requester's timeout ends the wait, typed.
+    a.leave().unwrap();
+    match other.request(&owner, FleetCommand::Recover, Duration::from_millis(300)) {
+        Err(FleetError::CommandTimeout { .. }) => {}
+        other => panic!("expected CommandTimeout, got {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_client_whose_lease_passed_sends_nothing_and_the_new_holder_credits_once() {
+    let (devnet, dir) = devnet("stale");
+    let database = TestDatabase::create();
+    let fleet = depositkit_fleet::Fleet::connect(database.url(), 4).unwrap();
+    let owner = fleet
+        .add_owner("0x00000000000000000000000000000000005ca1e1", OwnerOptions::default())
+        .unwrap();
+    let lease = options("x").lease;
+    let config = || {
+        let mut config = template(&devnet);
+        config.owner_address.clone_from(&owner);
+        config
+    };
+    // The stale holder: it claims the owner, starts its client, then renews no more (paused).
+    let stale = fleet.join("stale", lease).unwrap();
+    let claimed = support::balance(&fleet, &stale);
+    let old =
+        DepositClient::with_store(config(), Box::new(fleet.store(&stale, &claimed[0]))).unwrap();
+    let address = old.initialize().unwrap().evm;
+    // The new holder takes over once the stale lease passed in database time.
+    let fresh = fleet.join("fresh", lease).unwrap();
+    eventually(Duration::from_secs(20), "the new holder takes over", || {
+        let m = fresh.clone();
+        fleet.run(async move { m.renew().await }).unwrap();
+        !support::balance(&fleet, &fresh).is_empty()
+    });
+    devnet.deposit(&address, 8453, TokenType::USDC, "5000000", None).unwrap();
+    // The stale client finds the deposit but can record nothing, so it sends nothing.
+    let found = old.poll_now().unwrap();
+    assert_eq!(found.len(), 1, "it sees the deposit");
+    let sweep = old.sweep(&found[0].id);
+    assert!(
+        sweep.as_ref().map_or(true, |r| r.status != depositkit_core::deposit::SweepStatus::Success),
+        "a stale client must not sweep: {sweep:?}"
+    );
+    assert_eq!(devnet.ledger_balance(&owner, 8453, TokenType::USDC).unwrap(), "0");
+    let stored = fleet.owner_events(&owner, 0, 100).unwrap();
+    assert!(
+        stored.iter().all(|e| e.kind != "deposit:lifecycle"),
+        "nothing of the stale client's reached the log: {stored:?}"
+    );
+    old.close().unwrap();
+
+    let held = support::held(&fleet, &fresh);
+    let new = DepositClient::with_store(config(), Box::new(fleet.store(&fresh, &held[0]))).unwrap();
+    new.initialize().unwrap();
+    new.start_watching().unwrap();
+    eventually(Duration::from_secs(30), "the new holder credits it", || {
+        devnet.ledger_balance(&owner, 8453, TokenType::USDC).unwrap() != "0"
+    });
+    let sweeps = new.get_transactions(Some(1), Some(100)).unwrap();
+    assert_eq!(sweeps.transactions.iter().filter(|t| t.tag == "sweep").count(), 1);
+    new.close().unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,113 @@
+//! The one event log across owners on a real PostgreSQL: commit order, a cursor that resumes,
+//! no event skipped when it commits late, readers woken by new events, cursors of another
+//! cluster refused.
+
+use std::time::Duration;
+
+use depositkit_core::deposit::store_contract::OwnerStore;
+use depositkit_fleet::{EventCursor, Fleet, FleetError, LeaseSettings, OwnerOptions};
+use depositkit_server::testing::TestDatabase;
+use support::{balance, event, owner};
+
+mod support;
+
+/// `(owner, id)` of each event.
+fn keys(events: &[depositkit_fleet::FleetEvent]) -> Vec<(String, u64)> {
+    events.iter().map(|e| (e.owner.clone(), e.id)).collect()
+}
+
+#[test]
+fn readers_never_skip_a_late_commit_and_resume_from_their_cursor() {
+    let database = TestDatabase::create();
+    let fleet = Fleet::connect(database.url(), 4).unwrap();
+    for n in [1, 2] {
+        fleet.add_owner(&owner(n), OwnerOptions::default()).unwrap();
+    }
+    let member = fleet.join("log", LeaseSettings::default()).unwrap();
+    let mut held = balance(&fleet, &member);
+    held.sort_by(|a, b| a.owner.cmp(&b.owner));
+    let (one, two) = (fleet.store(&member, &held[0]), fleet.store(&member, &held[1]));
+    one.write(&event(1)).unwrap();
+
+    // A transaction that inserted an event of owner 2 and has not committed yet.
+    let url = database.url().to_owned();
+    let (late, driver) = fleet
+        .run(async move {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .map_err(|e| FleetError::Postgres(e.to_string()))?;
+            let driver = tokio::spawn(connection);
+            client
+                .batch_execute(
+                    "BEGIN; INSERT INTO dk_events (owner, id, at, type, event) \
+                     VALUES ('0x0000000000000000000000000000000000000002', 100, 0, 'late', '{}')",
+                )
+                .await
+                .map_err(|e| FleetError::Postgres(e.to_string()))?;
+            Ok((client, driver))
+        })
+        .unwrap();
+    // Meanwhile owner 1 commits more.
+    one.write(&event(2)).unwrap();
+    let mut reader = fleet.event_reader(EventCursor::START);
+    let first = reader.read(100, Duration::ZERO).unwrap();
+    assert_eq!(keys(&first), vec![(owner(1), 1)], "nothing past the open transaction");
+    let saved = reader.cursor().to_string();
+
+    fleet
+        .run(async move {
+            late.batch_execute("COMMIT").await.map_err(|e| FleetError::Postgres(e.to_string()))?;
+            drop(late);
+            let _ = driver.await;
+            Ok(())
+        })
+        .unwrap();
+    two.write(&event(1)).unwrap();
+    let rest = reader.read(100, Duration::from_secs(5)).unwrap();
+    assert_eq!(
+        keys(&rest),
+        vec![(owner(2), 100), (owner(1), 2), (owner(2), 1)],
+        "the late commit comes in its transaction's order, then the rest"
+    );
+
+    // A reader restarted from the saved cursor reads the same rest, nothing before it.
+    let mut resumed = fleet.event_reader(saved.parse().unwrap());
+    assert_eq!(keys(&resumed.read(100, Duration::ZERO).unwrap()), keys(&rest));
+    assert!(resumed.read(100, Duration::ZERO).unwrap().is_empty());
+}
+
+#[test]
+fn a_waiting_reader_gets_an_event_written_meanwhile() {
+    let database = TestDatabase::create();
+    let fleet = Fleet::connect(database.url(), 4).unwrap();
+    fleet.add_owner(&owner(5), OwnerOptions::default()).unwrap();
+    let member = fleet.join("log", LeaseSettings::default()).unwrap();
+    let held = balance(&fleet, &member);
+    let store = fleet.store(&member, &held[0]);
+    let mut reader = fleet.event_reader(EventCursor::START);
+    let writer = std::thread::spawn(move || {
+        store.write(&event(1)).unwrap();
+        store
+    });
+    let mut got = Vec::new();
+    while got.is_empty() {
+        got = reader.read(10, Duration::from_secs(10)).unwrap();
+    }
+    assert_eq!(keys(&got), vec![(owner(5), 1)]);
+    drop(writer.join().unwrap());
+}
+
+#[test]
+fn cursors_that_are_not_ours_are_refused() {
+    let database = TestDatabase::create();
+    let fleet = Fleet::connect(database.url(), 2).unwrap();
+    let bad = "v2.x.1.1".parse::<EventCursor>().unwrap_err();
+    assert!(bad.to_string().contains("'v2.x.1.1'"), "{bad}");
+    let foreign: EventCursor = "v1.12345.10.1".parse().unwrap();
+    match fleet.event_reader(foreign).read(10, Duration::ZERO) {
+        Err(FleetError::InvalidCursor(message)) => {
+            assert!(message.contains("another PostgreSQL cluster"), "{message}");
+        }
+        other => panic!("expected InvalidCursor, got {other:?}"),
+    }
+}
