@@ -101,6 +101,17 @@
 // project (`DEPOSITKIT_STATUS_NOT_FOUND`).
 #define DEPOSITKIT_USER_RPC_IDENTITY_NOT_FOUND -32013
 
+// `input` of `depositkit_deposit_client_new_with_signer`: the callback gets the EIP-191
+// digest, `keccak256("\x19Ethereum Signed Message:\n32" || root)`, and signs it as it is (a KMS
+// or HSM "sign digest" call: AWS KMS `MessageType=DIGEST`, PKCS#11 `CKM_ECDSA`,
+// libsecp256k1's `secp256k1_ecdsa_sign_recoverable`).
+#define DEPOSITKIT_SIGN_INPUT_DIGEST 0
+
+// `input` of `depositkit_deposit_client_new_with_signer`: the callback gets the 32-byte root
+// hash itself and applies EIP-191 `personal_sign` on its own (a wallet service's
+// `personal_sign`, ethers' `signMessage(bytes)`).
+#define DEPOSITKIT_SIGN_INPUT_MESSAGE 1
+
 // Errors: a failed operation or a deposit that cannot move.
 #define DEPOSITKIT_LOG_LEVEL_ERROR 1
 
@@ -416,6 +427,40 @@ typedef int (*depositkit_event_callback)(void *user_data,
 
 // Releases the `user_data` of a subscription (see `depositkit_deposit_client_subscribe`).
 typedef void (*depositkit_user_data_free)(void *user_data);
+
+// The host's signing function, given to `depositkit_deposit_client_new_with_signer`: it signs
+// for the universal account's owner with a key the host keeps (a KMS, an HSM, a wallet
+// service).
+//
+// Called with the `user_data` given at creation, the 32 bytes to sign (`message`: the EIP-191
+// digest or the root hash, as `input` chose; borrowed, valid only during the call) and
+// `out_signature`, 65 writable bytes for the secp256k1 signature `r || s || v` (`v` 27/28 or
+// 0/1; a high `s` is accepted and made low). Return 0 when `out_signature` holds the signature;
+// any other value is a failure, reported as `DEPOSITKIT_STATUS_AUTHENTICATION` ("the signer
+// callback failed: it returned N") and nothing is sent.
+//
+// Every signature is checked before it is used: it must recover to `signer_address` over the
+// digest, else the signing fails with `DEPOSITKIT_STATUS_AUTHENTICATION` ("the signer
+// callback's answer was refused: the signature is from 0x..., not from the account's owner
+// 0x...") and nothing is sent with it. That catches a wrong key and a callback that signs the
+// wrong bytes (a digest callback given `DEPOSITKIT_SIGN_INPUT_MESSAGE`, or the reverse).
+//
+// Threads: the callback runs on a thread owned by the library (a worker of its runtime's
+// blocking pool, never an async worker), while a sweep, a refund or a recovery of the client
+// signs a transfer, in the background or in a blocking call such as
+// `depositkit_deposit_client_sweep`; never on the thread that made that call. A client signs
+// one transfer at a time, but a call the client's watchdog gave up on (`processingTimeoutMs`)
+// may still be running when the next one starts, so it must be safe to call from several
+// threads at once. It may block (a network call to a KMS), within the client's
+// `callTimeoutMs` and `processingTimeoutMs`. It may call the
+// non-blocking depositkit functions; the blocking ones of a deposit client fail there with
+// `DEPOSITKIT_STATUS_INTERNAL`.
+//
+// A callback must not unwind (a C++ exception) or `longjmp` out of the call: that is undefined
+// behaviour.
+typedef int32_t (*depositkit_sign_fn)(void *user_data,
+                                      const uint8_t *message,
+                                      uint8_t *out_signature);
 
 // A callback receiving the notification records of a deposit client after each change,
 // registered with `depositkit_deposit_client_subscribe_notifications`.
@@ -1041,6 +1086,18 @@ depositkit_status depositkit_user_rpc_client_get_users_info(const depositkit_use
 //   `docs/funding.md` section 5), every key optional: `enabled` (default false), `apiKey` (the
 //   partner key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency`
 //   (default `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
+// - `backend` (string, default `"devnet"`): The universal-account backend: `"devnet"` (the
+//   default: `docs/protocol.md`, the services under `servicesUrl`) or `"particle"` (Particle's
+//   Universal Account JSON-RPC with a server-side signer, set up by `particle`;
+//   `docs/particle.md`).
+// - `particle` (object, default see below): The `particle` backend's settings (`docs/particle.md`
+//   section 8), every key optional: `environment` (`"production"`, the default, or `"staging"`),
+//   `rpcUrl` (a URL of your own, e.g. devnet's `.../particle`; beats `environment`), `projectId`
+//   and `clientKey` (the project's credentials; else `DEPOSITKIT_PARTICLE_PROJECT_ID` and
+//   `DEPOSITKIT_PARTICLE_CLIENT_KEY`), and the signer: `signerKey` (one key, 64 hex digits),
+//   `signerSeed` (a master seed in hex: one key per owner), or `signer` (`"key"` or `"seed"`: read
+//   `DEPOSITKIT_PARTICLE_SIGNER_KEY` or `DEPOSITKIT_PARTICLE_SIGNER_SEED`; unset, whichever is
+//   set). A host signer (a KMS callback) overrides these. Secrets are never shown.
 // - `servicesUrl` (string, default unset): Base URL of the three services (`{servicesUrl}/jwt`,
 //   `/signer`, `/ua`), e.g. a devnet's. Either it or each of `jwtServiceUrl`, `signerUrl` and
 //   `accountServiceUrl` is required.
@@ -1409,6 +1466,38 @@ depositkit_status depositkit_deposit_client_next_event(const depositkit_deposit_
                                                        uint64_t timeout_ms,
                                                        char **out_event_json);
 
+// Takes up to `capacity` events from the client's pull queue at once, oldest first: waits at
+// most `timeout_ms` milliseconds for the first (0: do not wait), then takes the events already
+// queued behind it without waiting. A host that drains many events (thousands per second)
+// pays one call, not one per event; `depositkit_deposit_client_next_event` keeps working and
+// both may be used on one client (each event is taken by one caller only).
+//
+// On success `out_events[0]` to `out_events[*out_count - 1]` are new strings owned by the
+// caller (free each with `depositkit_string_free`), one event each, in the shapes described
+// at `depositkit_deposit_client_subscribe`; `*out_count` is between 1 and `capacity`. The rest
+// of `out_events` is not written. On `DEPOSITKIT_STATUS_TIMEOUT` and
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` `*out_count` is 0; on other failures nothing is written.
+//
+// Returns:
+// - `DEPOSITKIT_STATUS_OK` with at least one event;
+// - `DEPOSITKIT_STATUS_TIMEOUT` when no event arrived within `timeout_ms` (a quiet period);
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` at once when the client is closed and its queue is empty;
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `capacity` is 0;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `out_events` or `out_count` is NULL.
+//
+// Blocks the calling thread up to `timeout_ms`. Thread-safe: several threads may take events
+// at once (each gets its own; one batch is in queue order).
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_events`
+// must be NULL or point to `capacity` writable `char *`; `out_count` must be NULL or point to a
+// writable `size_t`.
+depositkit_status depositkit_deposit_client_next_events(const depositkit_deposit_client *client,
+                                                        uint64_t timeout_ms,
+                                                        char **out_events,
+                                                        size_t capacity,
+                                                        size_t *out_count);
+
 // Events dropped from the client's pull queue so far because it was full (the oldest is
 // dropped to make room).
 //
@@ -1601,6 +1690,55 @@ depositkit_status depositkit_deposit_client_sweep(const depositkit_deposit_clien
 depositkit_status depositkit_deposit_client_sweep_result(const depositkit_deposit_client *client,
                                                          const char *deposit_id,
                                                          char **out_result_json);
+
+// Creates a deposit client, as `depositkit_deposit_client_new` does from the same
+// `config_json`, whose owner signs through the host's function `sign`: the third signer of
+// the `particle` backend (`docs/particle.md` section 4.2), for a key kept in a KMS, an HSM or a
+// wallet service. The two others, a key and a master seed, are options of `config_json`
+// (`docs/options.md`); a signer given here takes their place.
+//
+// - `signer_address`: the address of the key `sign` signs with (an EVM address, any letter
+//   case). It is the owner of the universal account: its deposit addresses are that account's.
+// - `input`: what `sign` is given, `DEPOSITKIT_SIGN_INPUT_DIGEST` (the EIP-191 digest, to sign
+//   as it is) or `DEPOSITKIT_SIGN_INPUT_MESSAGE` (the root hash, to `personal_sign`).
+// - `sign`: the function (see `depositkit_sign_fn` for what it must do, its threads and how
+//   its answers are checked), called with `user_data`.
+// - `user_data_free` (NULL: none) releases `user_data`.
+//
+// Ownership of `user_data` passes to the library with this call, whatever it returns:
+// `user_data_free` is called with it exactly once, on failure before this returns, on success
+// when the client is freed (`depositkit_deposit_client_free`) or, when a call of `sign` is
+// running then, on that call's thread right after it returns. Never while a call of `sign` is
+// running. `depositkit_deposit_client_close` does not release it.
+//
+// Nothing is sent and `sign` is not called here: it is called when a transfer is signed.
+//
+// On success `*out_client` is a new handle owned by the caller: release it with
+// `depositkit_deposit_client_free`. On failure `*out_client` is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_CONFIGURATION` for what
+// `depositkit_deposit_client_new` refuses, and when `signer_address` is not an EVM address
+// (the message quotes it); `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `input` is neither
+// constant; `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `config_json`, `signer_address`, `sign` or
+// `out_client` is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8` when a string is not UTF-8;
+// `DEPOSITKIT_STATUS_INTERNAL` when a thread cannot be started.
+//
+// Thread-safe; does not block.
+//
+// # Safety
+// `config_json` and `signer_address` must be NULL or NUL-terminated strings; `out_client` must
+// be NULL or point to a writable `const depositkit_deposit_client *`. `sign` must follow the
+// rules of `depositkit_sign_fn`; `user_data` (which may be NULL) must stay valid for it until
+// `user_data_free` is called (without `user_data_free`, until the client is freed) and may be
+// used on the library's threads, by several calls at once; `user_data_free` must be safe to
+// call on any thread and must not unwind or `longjmp`.
+depositkit_status depositkit_deposit_client_new_with_signer(const char *config_json,
+                                                            const char *signer_address,
+                                                            uint32_t input,
+                                                            depositkit_sign_fn sign,
+                                                            void *user_data,
+                                                            depositkit_user_data_free user_data_free,
+                                                            const depositkit_deposit_client **out_client);
 
 // Refunds deposit `deposit_id` now (spec `refund`): one attempt, through the client's serial
 // queue (never at the same time as a sweep), whatever the `refund` option says.

@@ -39,8 +39,9 @@ fi
 # Build tool, test runner, the peers of benches/compare_python.py, the HTTP clients
 # benches/compare_user_rpc.py times depositkit.UserRpcClient against (and benches/async_user_rpc.py
 # the async ones: httpx, aiohttp), anyio (its pytest plugin runs tests/python/test_async.py),
-# uvloop (test_async.py runs on it too), and solders (LiteSVM, the local Solana chain of
-# tests/chains/svm_rpc.py).
+# uvloop (test_async.py runs on it too), solders (LiteSVM, the local Solana chain of
+# tests/chains/svm_rpc.py), and coincurve (libsecp256k1: the KMS-like signing function of
+# tests/python/test_particle_signers.py).
 "$VENV/bin/pip" install -q \
     'maturin>=1.9,<2' \
     'ziglang>=0.17.1,<0.18' \
@@ -56,7 +57,8 @@ fi
     'anyio>=4.4,<5' \
     'aiohttp>=3.9,<4' \
     'uvloop>=0.19,<1' \
-    'solders>=0.29,<0.30'
+    'solders>=0.29,<0.30' \
+    'coincurve>=21,<22'
 
 wheels="${CARGO_TARGET_DIR:-$ROOT/target}/wheels-devnet"
 mkdir -p "$wheels"

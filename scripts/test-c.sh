@@ -13,7 +13,8 @@
 # examples/c-make (a copy of it: make, and make static, through pkg-config) and examples/c-cmake
 # (pkg_check_modules(... IMPORTED_TARGET), a C and a C++ program).
 # cmake, pkg-config, make, g++ and valgrind are installed with apt-get when missing (as root on
-# Debian; otherwise the script says what to install).
+# Debian; otherwise the script says what to install), and so is libsecp256k1-dev: the callback
+# signer of test_particle_signers.c signs with it (that program alone links -lsecp256k1).
 #
 # The user-lookup test (test_user_rpc.c) needs a server: the script builds depositkit-devnet,
 # runs `depositkit-devnet serve --demo` on a free loopback port with a temporary database, and
@@ -92,6 +93,9 @@ for pair in "$CC:gcc:gcc" "$CXX:g++:g++" "$CMAKE:cmake:cmake" "pkg-config:pkg-co
     missing+=("$package")
   fi
 done
+if [[ ! -f /usr/include/secp256k1_recovery.h ]]; then
+  missing+=(libsecp256k1-dev)
+fi
 if [[ ${#missing[@]} -gt 0 ]]; then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
     echo "test-c: apt-get install ${missing[*]}"
@@ -316,13 +320,21 @@ if [[ ${#sources[@]} -eq 0 ]]; then
   exit 1
 fi
 
+# The libraries a test program needs besides depositkit's.
+extra_libs() {
+  case "$1" in
+    test_particle_signers) echo "-lsecp256k1" ;;
+  esac
+}
+
 for src in "${sources[@]}"; do
   name="$(basename "$src" .c)"
+  read -r -a extra <<<"$(extra_libs "$name")"
   echo "test-c: compile $name (shared and static)"
   "$CC" "${CFLAGS[@]}" "$src" -o "$build/$name-shared" \
-    -L "$lib_dir" -ldepositkit -Wl,-rpath,"$lib_dir"
+    -L "$lib_dir" -ldepositkit -Wl,-rpath,"$lib_dir" ${extra[@]+"${extra[@]}"}
   "$CC" "${CFLAGS[@]}" "$src" -o "$build/$name-static" \
-    "$lib_dir/libdepositkit.a" "${STATIC_LIBS[@]}"
+    "$lib_dir/libdepositkit.a" "${STATIC_LIBS[@]}" ${extra[@]+"${extra[@]}"}
   loads_soname "$build/$name-shared"
 
   run "$name (libdepositkit.so)" "$build/$name-shared"
@@ -344,7 +356,8 @@ for src in "${sources[@]}"; do
   fi
   if [[ $sanitize == 1 ]]; then
     "$CC" "${CFLAGS[@]}" -fsanitize=address,undefined -fno-omit-frame-pointer "$src" \
-      -o "$build/$name-asan" -L "$lib_dir" -ldepositkit -Wl,-rpath,"$lib_dir"
+      -o "$build/$name-asan" -L "$lib_dir" -ldepositkit -Wl,-rpath,"$lib_dir" \
+      ${extra[@]+"${extra[@]}"}
     run "$name (ASan + UBSan)" env ASAN_OPTIONS=detect_leaks=1 \
       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/$name-asan"
   fi

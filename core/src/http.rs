@@ -65,9 +65,25 @@ pub(crate) struct Reply {
 
 /// One attempt's outcome, when it should be retried.
 enum Retryable {
-    Status { status: u16, retry_after: Option<Duration> },
-    Transport { timed_out: bool, what: String },
+    Status {
+        status: u16,
+        retry_after: Option<Duration>,
+    },
+    Transport {
+        timed_out: bool,
+        what: String,
+    },
+    /// A system call was cut short by a signal (`EINTR`) on this thread: nothing is wrong with
+    /// the server, so it is tried again at once, without using up a retry (at most
+    /// [`MAX_INTERRUPTIONS`] times in a row).
+    Interrupted,
 }
+
+/// How many interrupted attempts in a row are tried again before the request fails. depositkit's
+/// own threads block the host's signals (`runtime::block_host_signals`), and ureq resumes a
+/// socket read cut short while a timeout applies, so this is the last line: an attempt that
+/// still ends `Interrupted` (a connect, a write) on a host thread.
+const MAX_INTERRUPTIONS: u32 = 8;
 
 /// A pooled, thread-safe HTTP client for JSON POSTs to one service.
 #[derive(Debug, Clone)]
@@ -165,18 +181,25 @@ impl JsonPoster {
     ) -> Result<Reply> {
         let attempts = self.retry.max_retries.saturating_add(1);
         let mut retry = 0;
+        let mut interruptions = 0;
         loop {
             let outcome = self.attempt(url, headers, body)?;
             let failure = match outcome {
                 Ok(reply) => return Ok(reply),
+                Err(Retryable::Interrupted) if interruptions < MAX_INTERRUPTIONS => {
+                    interruptions += 1;
+                    continue;
+                }
                 Err(failure) => failure,
             };
+            interruptions = 0;
             if retry >= self.retry.max_retries {
                 return Err(exhausted(url, attempts, failure));
             }
             let (retry_after, why) = match &failure {
                 Retryable::Status { retry_after, status } => (*retry_after, status.to_string()),
                 Retryable::Transport { what, .. } => (None, what.clone()),
+                Retryable::Interrupted => (None, INTERRUPTED.to_owned()),
             };
             let delay = self.retry.delay(retry, retry_after);
             let service = observe::service_of(url);
@@ -266,6 +289,9 @@ fn observed(service: &str, status: &str, started: Instant) {
     );
 }
 
+/// Why an interrupted request failed.
+const INTERRUPTED: &str = "interrupted by a signal";
+
 /// The status label of a request that got no answer.
 fn failure_label(error: &Error) -> &'static str {
     if error.kind() == ErrorKind::Timeout { "timeout" } else { "network" }
@@ -295,6 +321,9 @@ fn once_failure(url: &str, error: ureq::Error) -> OnceFailure {
         }
         Ok(Retryable::Status { status, .. }) => {
             Error::new(ErrorKind::Network, format!("{url} answered HTTP {status}"))
+        }
+        Ok(Retryable::Interrupted) => {
+            Error::new(ErrorKind::Network, format!("request to {url} failed: {INTERRUPTED}"))
         }
         Err(e) => e,
     };
@@ -339,6 +368,7 @@ fn transport_failure(url: &str, error: ureq::Error) -> Result<Retryable> {
         ureq::Error::Io(e) if e.kind() == IoKind::TimedOut || e.kind() == IoKind::WouldBlock => {
             Ok(Retryable::Transport { timed_out: true, what: "timed out".into() })
         }
+        ureq::Error::Io(e) if e.kind() == IoKind::Interrupted => Ok(Retryable::Interrupted),
         ureq::Error::Io(e) => Ok(Retryable::Transport { timed_out: false, what: io_reason(&e) }),
         ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
             Ok(Retryable::Transport { timed_out: false, what: error.to_string() })
@@ -381,6 +411,10 @@ fn exhausted(url: &str, attempts: u32, failure: Retryable) -> Error {
         Retryable::Transport { what, .. } => {
             Error::new(ErrorKind::Network, format!("request to {url} failed after {tries}: {what}"))
         }
+        Retryable::Interrupted => Error::new(
+            ErrorKind::Network,
+            format!("request to {url} failed after {tries}: {INTERRUPTED}"),
+        ),
     }
 }
 
@@ -439,5 +473,61 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::Network);
         assert!(err.message().contains("after 3 attempts"), "{err}");
         assert!(err.message().contains(&url), "{err}");
+    }
+
+    /// A signal handler that does nothing, installed without `SA_RESTART` (as Python installs
+    /// its own): a blocking system call on a thread that gets the signal fails with `EINTR`.
+    #[cfg(unix)]
+    extern "C" fn ignore_signal(_: libc::c_int) {}
+
+    #[cfg(unix)]
+    #[test]
+    fn a_signal_during_a_request_does_not_fail_it() {
+        use std::io::{Read, Write};
+        // SAFETY: installs a handler that does nothing (async-signal-safe) for SIGUSR2, which
+        // nothing else in this test binary uses; the struct is zeroed then filled.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut());
+        }
+        // A server that answers every request 300 ms late.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/x", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                std::thread::spawn(move || {
+                    let mut request = [0u8; 4096];
+                    let _ = stream.read(&mut request);
+                    std::thread::sleep(Duration::from_millis(300));
+                    let body = "{}";
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = stream.write_all(format!("{head}{body}").as_bytes());
+                });
+            }
+        });
+        let policy = RetryPolicy { max_retries: 0, ..Default::default() };
+        let poster = JsonPoster::new(Duration::from_secs(5), "depositkit-test", policy);
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let caller = std::thread::spawn(move || {
+            // SAFETY: the calling thread's own id.
+            started_tx.send(unsafe { libc::pthread_self() }).unwrap();
+            poster.get(&url, &[])
+        });
+        let thread = started_rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        // SAFETY: `thread` is still running (it waits for the late answer), and SIGUSR2 has the
+        // handler above.
+        unsafe { libc::pthread_kill(thread, libc::SIGUSR2) };
+        // No retry is allowed (max_retries 0), yet the interrupted request is answered: ureq
+        // resumes a read cut short while a timeout applies, and `with_retries` tries again an
+        // attempt that still ends `Interrupted`.
+        let reply = caller.join().unwrap().unwrap();
+        assert_eq!((reply.status, reply.body.as_str()), (200, "{}"));
     }
 }

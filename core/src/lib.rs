@@ -4,8 +4,9 @@
 //! deposit spec §4, address checks, exact unit conversion, the error model) and the client of
 //! the user-lookup service ([`UserRpcClient`]), and the deposit client ([`DepositClient`]:
 //! deposit addresses, a watcher, a sweeper and lifecycle events over the services of
-//! `docs/protocol.md`, on one shared tokio runtime ([`runtime`]) behind a synchronous API), with
-//! funding from the user's own wallet ([`funding`]) and the fiat onramp ([`onramp`]) over
+//! `docs/protocol.md`, on one shared tokio runtime ([`runtime`]): each call that does I/O or
+//! waits is a blocking method, with an `…_async` twin returning a [`runtime::Task`] that any
+//! executor may await), with funding from the user's own wallet ([`funding`]) and the fiat onramp ([`onramp`]) over
 //! low-level chain access ([`chain`]: EVM and Solana JSON-RPC, ERC-20 calldata, the Solana
 //! transaction format), which devnet's chain-backed mode shares. The C ABI (`depositkit-ffi`)
 //! and the Python package (`depositkit`) are thin faces over this crate.

@@ -147,7 +147,9 @@ fn options_md() -> String {
          | Rust | `DepositClientConfig::new(owner, destination)` then the **builder** method, or the field, or `DepositClientConfig::from_json` |\n\n\
          `ownerAddress` (an EVM address) and `destination` (`{\"chainId\": 8453, \"address\": \"0x…\",\n\
          \"token\": \"USDC\"}`; `address` defaults to the owner, `token` to USDC) are required. In\n\
-         Python, `on_deposit_event` takes a callable; in C, subscribe instead. `null`/`None` for an\n\
+         Python, `on_deposit_event` takes a callable; in C, subscribe instead. A host signer (a KMS\n\
+         callback) is `signer=depositkit.CallbackSigner(...)` in Python and\n\
+         `depositkit_deposit_client_new_with_signer` in C (README, \"Production\"). `null`/`None` for an\n\
          option keeps its default. A bad value is a configuration error naming the option (in the\n\
          face's spelling) and the value; a value of the wrong type is one too (in Python a\n\
          `ConfigurationTypeError`, also a `TypeError`).\n\n\
@@ -187,6 +189,7 @@ const PY_INTRO: &str = r#"    def __new__(
         destination: _DestinationLike,
         *,
         on_deposit_event: Optional[Callable[[DepositLifecycleEvent], object]] = None,
+        signer: Optional[CallbackSigner] = None,
 "#;
 
 const PY_DOC_HEAD: &str = r#"    ) -> DepositClient:
@@ -205,6 +208,9 @@ const PY_DOC_HEAD: &str = r#"    ) -> DepositClient:
                 destination; a Solana destination needs a Solana ``address`` (kept as given).
             on_deposit_event: called with every ``DepositLifecycleEvent`` (spec §4
                 ``onDepositEvent``), on the event thread (see the class).
+            signer: the owner's signer on the ``particle`` backend when the host keeps the key
+                (a KMS, an HSM): a ``CallbackSigner``. It takes the place of ``particle``'s
+                ``signer_key`` and ``signer_seed``.
 "#;
 
 const PY_DOC_TAIL: &str = r#"
@@ -273,7 +279,7 @@ fn text_signature() -> String {
     let options: Vec<String> =
         OPTIONS.iter().map(|spec| format!("{}={}", spec.field, python_default(spec))).collect();
     format!(
-        "        text_signature = \"(owner_address, destination, *, on_deposit_event=None, {})\"\n",
+        "        text_signature = \"(owner_address, destination, *, on_deposit_event=None, signer=None, {})\"\n",
         options.join(", ")
     )
 }

@@ -24,11 +24,11 @@
 //!   `deposit::depositkit_deposit_client`, `devnet::depositkit_devnet`) are freed only by their
 //!   own `_free` function, which accepts NULL.
 //! - Callbacks (`deposit::depositkit_event_callback`,
-//!   `notifications::depositkit_notifications_callback`, `funding::depositkit_provider_fn`)
-//!   take `void *user_data` first, are `Option<unsafe extern "C" fn>` (NULL-able in C), run on
-//!   a library-owned thread (the event dispatcher; for providers, a worker of the runtime's
-//!   blocking pool), and come with an optional `user_data_free` that the library calls exactly
-//!   once.
+//!   `notifications::depositkit_notifications_callback`, `funding::depositkit_provider_fn`,
+//!   `signer::depositkit_sign_fn`) take `void *user_data` first, are
+//!   `Option<unsafe extern "C" fn>` (NULL-able in C), run on a library-owned thread (the event
+//!   dispatcher; for providers and signers, a worker of the runtime's blocking pool), and come
+//!   with an optional `user_data_free` that the library calls exactly once.
 //! - Handles of lists (`funding::depositkit_funding_balances`) are immutable and freed by their
 //!   own `_free`.
 //!
@@ -51,6 +51,8 @@ pub mod address;
 pub mod user_rpc;
 
 pub mod deposit;
+
+pub mod signer;
 
 pub mod refund;
 

@@ -11,20 +11,17 @@
 //!   the loop, no stall of the loop's thread), and none of them can be caught inside Python when
 //!   the interpreter finalizes. A future already done (cancelled) gets nothing set: its answer is
 //!   dropped there, attached.
-//! - [`spawn`] runs a core future on the depositkit runtime
+//! - [`spawn`] / [`spawn_settled`] run a core future on the depositkit runtime
 //!   ([`core::runtime::Runtime::shared`], one per process: a forked child gets a fresh one) and
-//!   completes the awaitable with its outcome. Cancelling the awaitable drops the core future
-//!   (for the user-lookup calls: a request not yet sent is taken off the runtime's queue; one on
-//!   the wire finishes and its answer is dropped).
-//! - [`run_blocking`] runs a synchronous core call (the deposit client's methods block on the
-//!   runtime and refuse to run on its threads) on a bounded pool of waiting threads
-//!   ([`WAITERS`], at most [`MAX_WAITERS`], idle ones exit after 10 s). Cancelling the awaitable
-//!   stops the caller's wait at once; the call itself goes on to its end on its thread — a sweep
-//!   or refund already sent finishes and is reported as an event — and its answer is dropped.
+//!   complete the awaitable with its outcome: no thread waits for it. Cancelling the awaitable
+//!   drops the core future on the runtime. For the user-lookup calls a request not yet sent is
+//!   then taken off the runtime's queue and one on the wire finishes with its answer dropped;
+//!   the deposit client's calls are core [`Task`](core::runtime::Task)s, which decide what a
+//!   drop stops (a sweep or refund already queued finishes in the background and is reported
+//!   as an event; see `core/src/deposit/client/async_api.rs`).
 
 use std::future::Future;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use depositkit_core as core;
 use pyo3::intern;
@@ -65,22 +62,25 @@ impl Pending {
     pub(crate) fn settle(self, settle: Settle) {
         queue::push(self, settle);
     }
+}
 
-    /// Completes the future with `outcome`: its value through `convert`, or its error as the
-    /// exception of its kind.
-    pub(crate) fn answer<T: Send + 'static>(self, outcome: core::Result<T>, convert: Convert<T>) {
-        self.settle(Box::new(move |py, future| {
-            if is_done(future)? {
-                return Ok(());
-            }
-            match outcome {
-                Ok(value) => match convert(py, value) {
-                    Ok(value) => set_result(future, value.bind(py)),
-                    Err(err) => set_exception(future, err),
-                },
-                Err(err) => set_exception(future, to_py_err(py, err)),
-            }
-        }));
+/// Sets `outcome` on `future` unless it is done (cancelled): its value through `convert`, or
+/// its error as the exception of its kind.
+fn answer<T>(
+    py: Python<'_>,
+    future: &Bound<'_, PyAny>,
+    outcome: core::Result<T>,
+    convert: Convert<T>,
+) -> PyResult<()> {
+    if is_done(future)? {
+        return Ok(());
+    }
+    match outcome {
+        Ok(value) => match convert(py, value) {
+            Ok(value) => set_result(future, value.bind(py)),
+            Err(err) => set_exception(future, err),
+        },
+        Err(err) => set_exception(future, to_py_err(py, err)),
     }
 }
 
@@ -149,6 +149,20 @@ pub(crate) fn spawn<'py, T: Send + 'static>(
     future: impl Future<Output = core::Result<T>> + Send + 'static,
     convert: Convert<T>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    spawn_settled(py, future, move |outcome| -> Settle {
+        Box::new(move |py, future| answer(py, future, outcome, convert))
+    })
+}
+
+/// Runs `future` on the depositkit runtime; the awaitable returned completes through
+/// `settle_with`, which gets its output and returns how to settle the awaitable (on the loop's
+/// thread). Cancelling the awaitable drops `future` at once, on the runtime: a core
+/// [`Task`](core::runtime::Task) then stops its work or only the wait, as it was started.
+pub(crate) fn spawn_settled<'py, T: Send + 'static>(
+    py: Python<'py>,
+    future: impl Future<Output = T> + Send + 'static,
+    settle_with: impl FnOnce(T) -> Settle + Send + 'static,
+) -> PyResult<Bound<'py, PyAny>> {
     let runtime = core::runtime::Runtime::shared().map_err(|e| to_py_err(py, e))?;
     let (pending, awaitable) = Pending::new(py)?;
     let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
@@ -159,59 +173,8 @@ pub(crate) fn spawn<'py, T: Send + 'static>(
         tokio::select! {
             biased;
             Ok(()) = cancelled => pending.settle(Box::new(|_, _| Ok(()))),
-            outcome = future => pending.answer(outcome, convert),
+            outcome = future => pending.settle(settle_with(outcome)),
         }
-    });
-    Ok(awaitable)
-}
-
-/// The most threads [`run_blocking`] keeps waiting for synchronous core calls at once (as many
-/// as the runtime's blocking pool); further calls queue.
-pub(crate) const MAX_WAITERS: usize = 64;
-
-/// The pool of [`run_blocking`]: the blocking pool of a tokio runtime that runs nothing else,
-/// per process (a forked child builds its own). Its threads are not the depositkit runtime's,
-/// so the core's synchronous calls may block on that runtime from them.
-static WAITERS: Mutex<Option<(u32, tokio::runtime::Handle)>> = Mutex::new(None);
-
-fn waiters() -> core::Result<tokio::runtime::Handle> {
-    let mut waiters = WAITERS.lock().unwrap_or_else(PoisonError::into_inner);
-    let pid = std::process::id();
-    if let Some((owner, handle)) = waiters.as_ref()
-        && *owner == pid
-    {
-        return Ok(handle.clone());
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .max_blocking_threads(MAX_WAITERS)
-        .thread_keep_alive(Duration::from_secs(10))
-        .thread_name("depositkit-await")
-        .build()
-        .map_err(|e| {
-            core::Error::new(
-                core::ErrorKind::Internal,
-                format!("cannot start the pool of waiting threads: {e}"),
-            )
-        })?;
-    let handle = runtime.handle().clone();
-    // Never dropped (dropping waits for its threads); an inherited one is leaked with it.
-    std::mem::forget(runtime);
-    *waiters = Some((pid, handle.clone()));
-    Ok(handle)
-}
-
-/// Runs the synchronous `call` on a waiting thread of the bounded pool; the awaitable returned
-/// completes with its outcome through `settle_with`, which gets the outcome on the loop's thread.
-pub(crate) fn run_blocking<'py, T: Send + 'static>(
-    py: Python<'py>,
-    call: impl FnOnce() -> T + Send + 'static,
-    settle_with: impl FnOnce(T) -> Settle + Send + 'static,
-) -> PyResult<Bound<'py, PyAny>> {
-    let pool = waiters().map_err(|e| to_py_err(py, e))?;
-    let (pending, awaitable) = Pending::new(py)?;
-    pool.spawn_blocking(move || {
-        let outcome = call();
-        pending.settle(settle_with(outcome));
     });
     Ok(awaitable)
 }

@@ -5,7 +5,14 @@
 //!   while the calling thread waits for its answer detached from the interpreter, in slices of
 //!   [`WAIT_SLICE`]. Between two slices it re-attaches and runs `check_signals()`, so Ctrl-C
 //!   interrupts the wait within about 100 ms: the `KeyboardInterrupt` is raised at once and the
-//!   abandoned job finishes on its worker by itself (its answer is dropped).
+//!   abandoned job finishes on its worker by itself (its answer is dropped). Signals are also
+//!   checked when the answer comes, so a Ctrl-C is never hidden behind the answer (or the
+//!   error) of a call it interrupted. What the job did is kept where the client keeps it (a
+//!   sweep's result and events), never lost and never done twice.
+//!
+//! Ctrl-C reaches the interpreter's thread: the pool's workers, like the depositkit runtime's
+//! threads, block the host's signals (`depositkit_core::runtime::block_host_signals`), so a
+//! signal never lands on them and never cuts one of their system calls short.
 //! - [`wait_sliced`] waits on the calling thread itself, for waits that can be cut into short
 //!   polls (an event queue): each slice runs detached, signals are checked between slices.
 //!
@@ -56,7 +63,12 @@ pub(crate) fn wait_for_raw<T: Send + 'static>(
         });
         receiver = back;
         match outcome {
-            Ok(answer) => return Ok(answer),
+            Ok(answer) => {
+                // A Ctrl-C during the call wins over its answer, as if the wait had been cut a
+                // moment earlier.
+                py.check_signals()?;
+                return Ok(answer);
+            }
             Err(RecvTimeoutError::Timeout) => py.check_signals()?,
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(to_py_err(
@@ -155,7 +167,10 @@ mod pool {
         let worker = Arc::clone(&pool);
         std::thread::Builder::new()
             .name("depositkit-rpc".into())
-            .spawn(move || worker.work(job))
+            .spawn(move || {
+                depositkit_core::runtime::block_host_signals();
+                worker.work(job)
+            })
             .map(drop)
     }
 

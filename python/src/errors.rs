@@ -89,6 +89,13 @@ fn build_exception<'py>(py: Python<'py>, err: &Error) -> PyResult<Bound<'py, PyA
     Ok(exception)
 }
 
+/// Whether `value` is a `depositkit.DepositSDKError` (of any kind).
+pub(crate) fn is_depositkit_error(py: Python<'_>, value: &Bound<'_, PyAny>) -> bool {
+    class_of(py, ErrorKind::DepositSdk)
+        .map(|base| value.is_instance(base.as_any()).unwrap_or(false))
+        .unwrap_or(false)
+}
+
 /// What reading an option raised, under the one rule for options (`exceptions.py`,
 /// `ConfigurationTypeError`): a plain `TypeError` (a wrong type, found by a conversion helper
 /// shared with method arguments) becomes a `ConfigurationTypeError` with the same message — a

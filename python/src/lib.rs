@@ -23,6 +23,8 @@
 //!   serving as the client's EVM wallet, Solana wallet and balance provider, called from library
 //!   threads;
 //! - [`onramp`]: the arguments of the client's onramp methods;
+//! - [`signer`]: `CallbackSigner`, a Python callable that signs for the owner on the `particle`
+//!   backend, called from library threads;
 //! - [`devnet`]: `Devnet`, the emulator of the remote services, started in process (optionally
 //!   backed by the local chains); only with the opt-in cargo feature `devnet` (production
 //!   wheels leave it out, and `depositkit/__init__.py` then says how to get it).
@@ -45,6 +47,7 @@ mod onramp;
 mod options;
 mod providers;
 mod records;
+mod signer;
 mod user_rpc;
 mod validation;
 
@@ -68,6 +71,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     user_rpc::register(m)?;
     records::register(m)?;
     deposit::register(m)?;
+    signer::register(m)?;
     log::register(m)?;
     #[cfg(feature = "devnet")]
     devnet::register(m)?;

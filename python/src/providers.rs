@@ -230,7 +230,8 @@ fn convert_exception(
     )
 }
 
-fn cut(text: &str) -> String {
+/// `text`, cut to [`MAX_REPR`] characters (an ellipsis marks the cut).
+pub(crate) fn cut(text: &str) -> String {
     if text.chars().count() > MAX_REPR {
         let head: String = text.chars().take(MAX_REPR).collect();
         format!("{head}…")

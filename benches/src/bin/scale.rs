@@ -21,6 +21,8 @@
 //! Options: `--clients 1,100,1000,10000`, `--interval-ms 1000` (the polling interval; below
 //! 2000 ms it needs `min_polling_interval_ms`, a devnet/test knob), `--samples 60`,
 //! `--rounds 5`, `--events 200000`, `--devnet PATH` (default: next to this binary),
+//! `--events-only` (no client counts), `--no-events` (no event throughput),
+//! `--devnet-in-process` (devnet served by this process, with its JWT crypto: RS256 by ring),
 //! `--quick` (tiny sizes: what `cargo test` would run).
 
 use std::collections::HashMap;
@@ -43,7 +45,10 @@ struct Options {
     samples: usize,
     rounds: u64,
     events: u64,
+    /// Whether the event throughput part runs (`--no-events` skips it).
+    event_rates: bool,
     devnet: PathBuf,
+    devnet_in_process: bool,
 }
 
 fn options() -> Options {
@@ -53,6 +58,8 @@ fn options() -> Options {
         samples: 60,
         rounds: 5,
         events: 200_000,
+        event_rates: true,
+        devnet_in_process: false,
         devnet: std::env::current_exe().unwrap().with_file_name("depositkit-devnet"),
     };
     let mut args = std::env::args().skip(1);
@@ -67,6 +74,9 @@ fn options() -> Options {
             "--rounds" => o.rounds = value().parse().unwrap(),
             "--events" => o.events = value().parse().unwrap(),
             "--devnet" => o.devnet = value().into(),
+            "--events-only" => o.clients.clear(),
+            "--devnet-in-process" => o.devnet_in_process = true,
+            "--no-events" => o.event_rates = false,
             "--quick" => {
                 o.clients = vec![1, 20];
                 o.interval_ms = 200;
@@ -82,17 +92,28 @@ fn options() -> Options {
     o
 }
 
-/// `depositkit-devnet serve` in a child process on a fresh database.
+/// `depositkit-devnet serve` in a child process on a fresh database, or (`--devnet-in-process`)
+/// devnet served by this process.
 struct Devnet {
-    child: Child,
+    child: Option<Child>,
+    /// The in-process server: its JWT crypto is this process's jsonwebtoken provider, the one
+    /// `depositkit_core::services::rs256::install()` sets (RS256 by ring).
+    in_process: Mutex<Option<depositkit_devnet::RunningDevnet>>,
     services: String,
     dir: PathBuf,
 }
 
 impl Devnet {
-    fn start(bin: &PathBuf) -> Devnet {
+    fn start(bin: &PathBuf, in_process: bool) -> Devnet {
         let dir = std::env::temp_dir().join(format!("depositkit-scale-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        if in_process {
+            depositkit_core::services::rs256::install();
+            let config = depositkit_devnet::DevnetConfig::new(dir.join("devnet.sqlite"));
+            let running = depositkit_devnet::Devnet::start(config).unwrap();
+            let services = running.services_url();
+            return Devnet { child: None, in_process: Mutex::new(Some(running)), services, dir };
+        }
         let mut child = Command::new(bin)
             .arg("--db")
             .arg(dir.join("devnet.sqlite"))
@@ -106,7 +127,13 @@ impl Devnet {
         let urls: Value = serde_json::from_str(&first).unwrap();
         // Drain the rest so devnet never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        Devnet { child, services: urls["servicesUrl"].as_str().unwrap().to_owned(), dir }
+        let services = urls["servicesUrl"].as_str().unwrap().to_owned();
+        Devnet { child: Some(child), in_process: Mutex::new(None), services, dir }
+    }
+
+    /// Devnet's CPU time (zero when it runs in this process: it is in this process's).
+    fn cpu(&self) -> Duration {
+        self.child.as_ref().map_or(Duration::ZERO, |child| process_cpu(child.id()))
     }
 
     fn stats(&self) -> (u64, u64) {
@@ -128,8 +155,13 @@ impl Devnet {
 
 impl Drop for Devnet {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(running) = self.in_process.lock().unwrap().take() {
+            drop(running.shutdown());
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -138,6 +170,19 @@ fn proc_status(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     line[field.len()..].trim().trim_end_matches(" kB").trim().parse().unwrap()
+}
+
+/// User + system CPU time of the process `pid` (from `/proc/PID/stat`, in clock ticks).
+fn process_cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    // utime and stime are fields 14 and 15 of the line: 11 and 12 after the command.
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Duration::from_secs_f64((ticks(11) + ticks(12)) as f64 / hz)
 }
 
 /// This process's user + system CPU time.
@@ -193,6 +238,7 @@ fn wait_rounds(devnet: &Devnet, n: usize, rounds: u64) {
 fn scale_run(o: &Options, devnet: &Devnet, n: usize) {
     let latencies = Arc::new(Latencies::default());
     let rss0 = proc_status("VmRSS:");
+    let (own_cpu0, devnet_cpu0) = (cpu_time(), devnet.cpu());
     let started = Instant::now();
     let workers = 16.min(n);
     let clients: Vec<(DepositClient, String)> = std::thread::scope(|scope| {
@@ -236,6 +282,15 @@ fn scale_run(o: &Options, devnet: &Devnet, n: usize) {
         all.into_iter().map(|(_, client, evm)| (client, evm)).collect()
     });
     let init = started.elapsed();
+    let (own_cpu, devnet_cpu) = (cpu_time() - own_cpu0, devnet.cpu() - devnet_cpu0);
+    eprintln!(
+        "{n} clients: init {:.2} s wall; CPU during init: this process {:.2} s ({:.0} µs/client), devnet {:.2} s ({:.0} µs/client)",
+        init.as_secs_f64(),
+        own_cpu.as_secs_f64(),
+        own_cpu.as_secs_f64() * 1e6 / n as f64,
+        devnet_cpu.as_secs_f64(),
+        devnet_cpu.as_secs_f64() * 1e6 / n as f64,
+    );
     wait_rounds(devnet, n, 1); // every client past its first poll
     let rss1 = proc_status("VmRSS:");
     let threads = proc_status("Threads:");
@@ -324,7 +379,6 @@ fn c_throughput(events: u64, n: usize, store: Option<&std::path::Path>) -> f64 {
         depositkit_deposit_client, depositkit_deposit_client_free, depositkit_deposit_client_new,
         depositkit_deposit_client_subscribe,
     };
-    use depositkit::onramp::depositkit_deposit_client_handle_onramp_message;
     let counter = Box::leak(Box::new(AtomicU64::new(0)));
     let clients: Vec<usize> = (0..n)
         .map(|i| {
@@ -366,16 +420,7 @@ fn c_throughput(events: u64, n: usize, store: Option<&std::path::Path>) -> f64 {
             scope.spawn(move || {
                 for _ in 0..per_client {
                     for &client in part {
-                        let mut delivered = false;
-                        // SAFETY: a live handle, a NUL-terminated message.
-                        let status = unsafe {
-                            depositkit_deposit_client_handle_onramp_message(
-                                client as *const depositkit_deposit_client,
-                                message.as_ptr(),
-                                &mut delivered,
-                            )
-                        };
-                        assert!(status as i32 == 0 && delivered);
+                        emit_one(client, message);
                     }
                 }
             });
@@ -392,6 +437,132 @@ fn c_throughput(events: u64, n: usize, store: Option<&std::path::Path>) -> f64 {
     rate
 }
 
+/// How the C host takes its events in [`c_pull`].
+#[derive(Clone, Copy)]
+enum Pull {
+    /// `depositkit_deposit_client_next_event`, one event per call.
+    One,
+    /// `depositkit_deposit_client_next_events`, up to this many per call.
+    Batch(usize),
+}
+
+/// A client for [`c_pull`]: a pull queue with room for `capacity` events, no callback.
+fn pull_client(i: usize, capacity: u64, store: Option<&std::path::Path>) -> usize {
+    use depositkit::deposit::{depositkit_deposit_client, depositkit_deposit_client_new};
+    let mut config = json!({
+        "ownerAddress": owner(i),
+        "destination": {"chainId": 8453},
+        "servicesUrl": "http://127.0.0.1:9",
+        "onramp": {"enabled": true},
+        "eventQueueCapacity": capacity,
+    });
+    if let Some(store) = store {
+        config["storePath"] = json!(store.display().to_string());
+    }
+    let config = CString::new(config.to_string()).unwrap();
+    let mut client: *const depositkit_deposit_client = std::ptr::null();
+    // SAFETY: valid arguments; the handle is freed by the caller.
+    let status = unsafe { depositkit_deposit_client_new(config.as_ptr(), &mut client) };
+    assert_eq!(status as i32, 0);
+    client as usize
+}
+
+/// Emits one event on `client`: `message` through `handle_onramp_message`.
+fn emit_one(client: usize, message: &CString) {
+    use depositkit::deposit::depositkit_deposit_client;
+    use depositkit::onramp::depositkit_deposit_client_handle_onramp_message;
+    let mut delivered = false;
+    // SAFETY: a live handle, a NUL-terminated message.
+    let status = unsafe {
+        depositkit_deposit_client_handle_onramp_message(
+            client as *const depositkit_deposit_client,
+            message.as_ptr(),
+            &mut delivered,
+        )
+    };
+    assert!(status as i32 == 0 && delivered);
+}
+
+/// Emits `count` onramp events on `client` (one `handle_onramp_message` each).
+fn emit_onramp(client: usize, count: u64) {
+    let message =
+        CString::new(r#"{"event": "order_processing", "data": {"status": "processing"}}"#).unwrap();
+    for _ in 0..count {
+        emit_one(client, &message);
+    }
+}
+
+/// Takes `count` events from `client`'s pull queue as a C host would (each event's JSON string
+/// received and freed), waiting for them as they come.
+fn drain(client: usize, count: u64, pull: Pull) {
+    use depositkit::deposit::{
+        depositkit_deposit_client, depositkit_deposit_client_next_event,
+        depositkit_deposit_client_next_events,
+    };
+    use depositkit::strings::depositkit_string_free;
+    let client = client as *const depositkit_deposit_client;
+    let mut taken = 0u64;
+    let mut slots =
+        vec![std::ptr::null_mut::<c_char>(); if let Pull::Batch(n) = pull { n } else { 1 }];
+    while taken < count {
+        let got = match pull {
+            // SAFETY: a live handle and room for the strings; each string is freed once.
+            Pull::One => unsafe {
+                let status = depositkit_deposit_client_next_event(client, 1000, &mut slots[0]);
+                usize::from(status as i32 == 0)
+            },
+            // SAFETY: as above.
+            Pull::Batch(n) => unsafe {
+                let mut got = 0usize;
+                depositkit_deposit_client_next_events(
+                    client,
+                    1000,
+                    slots.as_mut_ptr(),
+                    n,
+                    &mut got,
+                );
+                got
+            },
+        };
+        for slot in &slots[..got] {
+            // SAFETY: a string from the call above, freed once.
+            unsafe { depositkit_string_free(*slot) };
+        }
+        taken += got as u64;
+    }
+}
+
+/// Events per second into a C host that pulls them (one client, no callback): end to end
+/// (one thread emits while another pulls) and the pull alone (bursts of events queued first).
+fn c_pull(events: u64, pull: Pull, store: Option<&std::path::Path>) -> (f64, f64) {
+    use depositkit::deposit::{depositkit_deposit_client, depositkit_deposit_client_free};
+    let client = pull_client(0, events + 16, store);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        scope.spawn(|| emit_onramp(client, events));
+        scope.spawn(|| drain(client, events, pull));
+    });
+    let end_to_end = events as f64 / started.elapsed().as_secs_f64();
+    // The pull alone, in bursts of 10,000 queued events (a host that fell behind by that much),
+    // timed from the first take to the last.
+    let burst = events.min(10_000);
+    // SAFETY: a live handle, freed once.
+    unsafe { depositkit_deposit_client_free(client as *const depositkit_deposit_client) };
+    // A client whose queue (and in-memory event log) is as long as a burst.
+    let client = pull_client(1, burst + 16, store);
+    let mut pulling = Duration::ZERO;
+    for _ in 0..events / burst {
+        emit_onramp(client, burst);
+        let started = Instant::now();
+        drain(client, burst, pull);
+        pulling += started.elapsed();
+    }
+    let pull_only = (events / burst * burst) as f64 / pulling.as_secs_f64();
+    // SAFETY: a live handle, freed once.
+    unsafe { depositkit_deposit_client_free(client as *const depositkit_deposit_client) };
+    (end_to_end, pull_only)
+}
+
 fn main() {
     let o = options();
     println!(
@@ -399,7 +570,7 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         o.interval_ms
     );
-    let devnet = Devnet::start(&o.devnet);
+    let devnet = Devnet::start(&o.devnet, o.devnet_in_process);
     println!("devnet (another process): {}", devnet.services);
     println!(
         "| clients | memory / client | CPU / poll round | requests / round | detection p50 / p99 | threads | init | close |"
@@ -409,6 +580,9 @@ fn main() {
         scale_run(&o, &devnet, n);
     }
     println!("delivery threads now: {}", dispatch::delivery_threads());
+    if !o.event_rates {
+        return;
+    }
     for n in [1, 100] {
         let rate = c_throughput(o.events, n, None);
         println!("C callback: {} events over {n} client(s): {:.0} events/s", o.events, rate);
@@ -423,5 +597,18 @@ fn main() {
             o.events, rate
         );
     }
+    for (pull, name) in [(Pull::One, "next_event"), (Pull::Batch(1024), "next_events (1024)")] {
+        let (both, alone) = c_pull(o.events, pull, None);
+        println!(
+            "C pull, {name}: {} events, 1 client: {both:.0} events/s emitted and pulled; {alone:.0} events/s pulled from bursts of 10,000 queued events",
+            o.events
+        );
+    }
+    let store = dir.join("pull.sqlite");
+    let (both, alone) = c_pull(o.events.min(50_000), Pull::Batch(1024), Some(&store));
+    println!(
+        "C pull, next_events (1024), storePath: {} events, 1 client: {both:.0} events/s emitted and pulled; {alone:.0} events/s pulled from bursts of 10,000 queued events",
+        o.events.min(50_000)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

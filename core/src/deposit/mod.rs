@@ -4,8 +4,8 @@
 //! - [`DepositClient`]: the synchronous facade (`client/`), over the engine (`engine/`: the
 //!   client's table, its serial executor, timers and polls);
 //! - [`DepositClientConfig`] and its validation (`config/`);
-//! - the watcher (`watcher.rs`) detects deposits from the account's cumulative `received`
-//!   totals; the sweeper (`sweeper.rs`) delivers them, one at a time per client, through the
+//! - the watcher (`watcher/`) detects deposits from the account's cumulative `received`
+//!   totals (or, on a backend without them, from balance increases); the sweeper (`sweeper.rs`) delivers them, one at a time per client, through the
 //!   send protocol (`send.rs`); every state change is a step of the machine (`machine.rs`);
 //! - [`DepositEvent`] / [`DepositLifecycleEvent`] (`events.rs`) reach the host by callbacks on
 //!   a library thread and through a pull queue (the hub, `hub.rs`); the callbacks of every
@@ -45,15 +45,15 @@ pub use crate::services::{
 };
 pub use client::{CLOSE_TIMEOUT, DepositClient};
 pub use config::{
-    BALANCE_PROVIDER_RPC, BUILTIN_ONRAMP_PARTNER_KEY, DEFAULT_BALANCE_API_URL,
+    BALANCE_PROVIDER_RPC, BUILTIN_ONRAMP_PARTNER_KEY, BackendChoice, DEFAULT_BALANCE_API_URL,
     DEFAULT_BALANCE_PROXY_URL, DEFAULT_EVENT_QUEUE_CAPACITY, DEFAULT_EVM_RPC_URLS,
     DEFAULT_ONRAMP_WIDGET_URL, DEFAULT_POLLING_INTERVAL_MS, DEFAULT_PROCESSING_TIMEOUT_MS,
     DEFAULT_RECONCILE_INTERVAL_MS, DEFAULT_SOLANA_RPC_URL, DEFAULT_SWEEP_RETRY_DELAY_MS,
     DepositClientConfig, Destination, DestinationConfig, FundingConfig, LifecycleCallback,
     MAX_SWEEP_ATTEMPTS, MIN_POLLING_INTERVAL_MS, NESTED_OPTION_NAMES, NotificationPosition,
     NotificationTheme, NotificationsConfig, OPTIONS, OnrampConfig, OnrampMode, OptionArg,
-    OptionError, OptionKind, OptionSpec, RefundConfig, option_by_field, option_named,
-    resolve_destination,
+    OptionError, OptionKind, OptionSpec, ParticleOptions, RefundConfig, Secret, SignerKind,
+    option_by_field, option_named, resolve_destination,
 };
 pub use events::{
     DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,
@@ -70,6 +70,7 @@ pub use poller::{
     BATCH_WINDOW, MAX_BATCH_ACCOUNTS, MAX_BATCH_SESSIONS_BYTES, MAX_CONCURRENT_BATCHES,
 };
 pub use status::ClientStatus;
+pub use store::contract as store_contract;
 pub use watcher::{DUST_THRESHOLD_USD, MIN_VALUE_TOLERANCE, meets_token_minimum, token_minimum};
 
 // The JWT service's constants live with its client (`services` imports nothing from

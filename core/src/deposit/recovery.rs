@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use super::config::Destination;
-use super::engine::{CREDITED, Inner, closed_write};
+use super::engine::{CREDITED, Inner, closed_write, lower_baseline};
 use super::events::{DepositEvent, DepositPhase};
 use super::machine::{DepositState, Input, Next};
 use super::model::{
@@ -29,10 +29,10 @@ use super::model::{
 };
 use super::send::{Delivery, Progress, SentQuote, delivered, set_progress, take_progress};
 use super::store::Change;
-use super::watcher::DUST_THRESHOLD_USD;
+use super::watcher::{DUST_THRESHOLD_USD, Detector};
 use crate::chains::Chain;
 use crate::error::Result;
-use crate::services::{BalanceLine, CallError, QuotePurpose};
+use crate::services::{BELOW_MINIMUM, BalanceLine, CallError, PreparedTransfer, QuotePurpose};
 use crate::tokens::TokenType;
 use crate::units::{U256, format_units};
 
@@ -115,7 +115,8 @@ impl Inner {
                 self.invalidate_history();
             }
             if result.status == RecoveryStatus::Success {
-                self.mark_recovered(&item, &result, &destination);
+                let mut detector = self.baseline_lock(true).await;
+                self.mark_recovered(&item, &result, &destination, detector.as_deref_mut());
             }
             self.hub.emit(DepositEvent::Recovery(result.clone()));
             results.push(result);
@@ -186,7 +187,7 @@ impl Inner {
         progress: &Progress,
     ) -> std::result::Result<(SentQuote, crate::services::SendResult), (RecoveryStatus, String)>
     {
-        let quote = match self
+        let PreparedTransfer { quote, backend } = match self
             .quote_for(
                 item.chain_id,
                 item.token.symbol(),
@@ -197,8 +198,8 @@ impl Inner {
             )
             .await
         {
-            Ok(quote) => quote,
-            Err(CallError::Service(e)) if e.code == "BELOW_MINIMUM" => {
+            Ok(transfer) => transfer,
+            Err(CallError::Service(e)) if e.code == BELOW_MINIMUM => {
                 return Err((
                     RecoveryStatus::Skipped,
                     format!("Below minimum: the fees would take it all ({e})"),
@@ -217,7 +218,7 @@ impl Inner {
             destination: destination.clone(),
             purpose: QuotePurpose::Sweep,
             to_sender: false,
-            backend: serde_json::Value::Null,
+            backend,
         };
         set_progress(progress, &sent);
         match self.services().execute(&sent).await {
@@ -239,9 +240,11 @@ impl Inner {
         item: &DetectedDeposit,
         result: &RecoveryResult,
         destination: &Destination,
+        detector: Option<&mut Detector>,
     ) {
         let tx = result.tx_hash.clone().unwrap_or_default();
         let mut change = Change::default();
+        lower_baseline(detector, item, &mut change);
         let mut state = self.state();
         let ids: Vec<String> = state
             .deposits

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use super::model::{DeliveredAmount, DetectedDeposit, SweepResult, SweepStatus, explorer_tx_url};
 use super::store::{AttemptOutcome, AttemptWrite};
 use crate::services::{
-    AccountBackend, AccountClient, BackendAccount, CallError, PreparedTransfer, Quote,
-    QuotePurpose, QuoteRequest, SendFailure, SendResult, SendStatus, SessionManager, with_session,
+    AccountBackend, BackendAccount, PreparedTransfer, Quote, QuotePurpose, SendFailure, SendResult,
+    SendStatus,
 };
 use crate::units::{format_units, parse_raw_amount};
 
@@ -48,30 +48,14 @@ pub(crate) fn take_progress(progress: &Progress) -> Option<SentQuote> {
 }
 
 /// The services one send talks to: the client's [`AccountBackend`] with the owner's account at
-/// it, which signs, sends once and reads a send's status; and, for the quote only (its errors
-/// are still read by code: `BELOW_MINIMUM`, the refund's gas), the session and the account
-/// service directly (`docs/particle.md` §7).
+/// it, which quotes (`Inner::quote_for`), signs, sends once and reads a send's status.
 #[derive(Clone)]
 pub(crate) struct Services<'a> {
-    pub session: &'a SessionManager,
-    pub account: &'a AccountClient,
     pub backend: &'a dyn AccountBackend,
     pub owner: BackendAccount,
 }
 
 impl Services<'_> {
-    /// A quote of exactly `request.source` to `request.destination`.
-    pub(crate) async fn quote(
-        &self,
-        request: &QuoteRequest,
-    ) -> std::result::Result<Quote, CallError> {
-        with_session(self.session, |jwt| {
-            let account = self.account;
-            async move { account.quote(&jwt, request).await }
-        })
-        .await
-    }
-
     /// The owner's signature of `quote`'s root hash, through the backend ("Signing failed: …"
     /// when it fails).
     pub(crate) async fn sign(&self, quote: &Quote) -> crate::Result<String> {
@@ -114,6 +98,27 @@ impl Services<'_> {
         Delivery::Unknown(format!(
             "the send failed {SEND_ROUNDS} times ({last_error}) while the service reported it NOT_SENT"
         ))
+    }
+
+    /// Resolves `sent`, a quote whose send may already have happened (an earlier attempt's
+    /// outcome was unknown, or the process stopped during it). On devnet's protocol the same
+    /// quote is sent again, which the service treats idempotently per `quoteId`. On a backend
+    /// without that contract (Particle) its status is asked first, by the transaction id: a
+    /// known outcome is taken, and it is sent again only when it never executed.
+    pub(crate) async fn resolve(&self, sent: &SentQuote) -> Delivery {
+        if self.backend.name() != "devnet" {
+            match self.status_of(sent).await {
+                Ok(Some(answer)) => return self.follow(sent, answer).await,
+                Ok(None) => {}
+                Err(error) => {
+                    return Delivery::Unknown(format!(
+                        "its status could not be read ({}); it was not sent again",
+                        error.message()
+                    ));
+                }
+            }
+        }
+        self.execute(sent).await
     }
 
     /// One send through the backend (devnet's: with the session, renewed once if refused).

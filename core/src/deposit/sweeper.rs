@@ -27,7 +27,7 @@
 use std::sync::Arc;
 
 use super::config::{Destination, MAX_SWEEP_ATTEMPTS};
-use super::engine::{CREDITED, Inner, closed_write};
+use super::engine::{CREDITED, Inner, closed_write, lower_baseline};
 use super::events::{DepositEvent, DepositPhase};
 use super::machine::{DepositState, Effect, Input, Next, Purpose};
 use super::model::{DetectedDeposit, SweepResult, SweepStatus};
@@ -35,7 +35,8 @@ use super::send::{
     Delivery, Progress, SentQuote, attempt_outcome, credited, set_progress, take_progress,
 };
 use super::store::{AttemptOutcome, Change};
-use crate::services::QuotePurpose;
+use super::watcher::Detector;
+use crate::services::{PreparedTransfer, QuotePurpose};
 
 /// How one sweep attempt ended.
 enum Outcome {
@@ -88,7 +89,7 @@ impl Inner {
             match prior {
                 Some(sent) => {
                     set_progress(&progress, &sent);
-                    self.deliver(&deposit, sent).await
+                    self.deliver(&deposit, sent, true).await
                 }
                 None => self.attempt(&deposit, &destination, &progress).await,
             }
@@ -112,7 +113,8 @@ impl Inner {
                 }
             }
         };
-        Some(self.finish_sweep(&deposit, &destination, manual, outcome))
+        let mut detector = self.baseline_lock(matches!(outcome, Outcome::Credited(_))).await;
+        Some(self.finish_sweep(&deposit, &destination, manual, outcome, detector.as_deref_mut()))
     }
 
     fn finish_sweep(
@@ -121,6 +123,7 @@ impl Inner {
         destination: &Destination,
         manual: bool,
         outcome: Outcome,
+        detector: Option<&mut Detector>,
     ) -> SweepResult {
         let mut events = Vec::new();
         let mut change = Change::default();
@@ -141,6 +144,7 @@ impl Inner {
                     }
                     state.remember_result(sweep.clone());
                     change.sweep_results.push(sweep.clone());
+                    lower_baseline(detector, deposit, &mut change);
                     if let Some(delivered) = &sweep.delivered {
                         change.attempts.push(attempt_outcome(
                             &delivered.quote_id,
@@ -263,7 +267,7 @@ impl Inner {
         destination: &Destination,
         progress: &Progress,
     ) -> Outcome {
-        let quote = match self
+        let PreparedTransfer { quote, backend } = match self
             .quote_for(
                 deposit.chain_id,
                 deposit.token.symbol(),
@@ -274,7 +278,7 @@ impl Inner {
             )
             .await
         {
-            Ok(quote) => quote,
+            Ok(transfer) => transfer,
             Err(e) => return Outcome::Failed(format!("Quote failed: {e}")),
         };
         let signature = match self.services().sign(&quote).await {
@@ -287,18 +291,22 @@ impl Inner {
             destination: destination.clone(),
             purpose: QuotePurpose::Sweep,
             to_sender: false,
-            backend: serde_json::Value::Null,
+            backend,
         };
         if let Err(why) = self.record_in_flight(&deposit.id, &sent) {
             return Outcome::Failed(format!("Sweep not sent: {why}"));
         }
         set_progress(progress, &sent);
-        self.deliver(deposit, sent).await
+        self.deliver(deposit, sent, false).await
     }
 
-    /// Sends `sent`, resolving an ambiguous answer through the sweep's status.
-    async fn deliver(&self, deposit: &DetectedDeposit, sent: SentQuote) -> Outcome {
-        match self.services().execute(&sent).await {
+    /// Sends `sent`, resolving an ambiguous answer through the sweep's status; a quote whose
+    /// send may already have happened (`resumed`) is resolved first (`Services::resolve`).
+    async fn deliver(&self, deposit: &DetectedDeposit, sent: SentQuote, resumed: bool) -> Outcome {
+        let services = self.services();
+        let delivery =
+            if resumed { services.resolve(&sent).await } else { services.execute(&sent).await };
+        match delivery {
             Delivery::Done(answer) => Outcome::Credited(credited(deposit, &sent, &answer)),
             Delivery::NotExecuted(error) => Outcome::Failed(error),
             Delivery::Unknown(why) => Outcome::Unknown(unknown(&sent.quote.quote_id, &why), sent),

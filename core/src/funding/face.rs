@@ -46,6 +46,19 @@ impl Funding {
         balance: &FundingBalance,
         raw_amount: Option<U256>,
     ) -> Result<FundingTransferResult> {
+        let work = self.fund_from_wallet_work(client, balance, raw_amount)?;
+        self.call(client, ClientCall::FundFromWallet, "fund_from_wallet()", work)
+    }
+
+    /// `fund_from_wallet`'s checks, made at once, and its work, to run off the caller's thread
+    /// (the synchronous call waits for it; the async one awaits it).
+    pub(crate) fn fund_from_wallet_work<C: ClientPort>(
+        &self,
+        client: &C,
+        balance: &FundingBalance,
+        raw_amount: Option<U256>,
+    ) -> Result<impl FnOnce(&Funding) -> Result<FundingTransferResult> + Send + 'static + use<C>>
+    {
         self.admit(client, ClientCall::FundFromWallet)?;
         balance.check_owner(self.client_id)?;
         if raw_amount.is_some_and(|r| r.is_zero()) {
@@ -54,14 +67,10 @@ impl Funding {
         let addresses = client.deposit_addresses().map_err(|_| not_initialized())?;
         let balance = balance.clone();
         let deadline = Deadline::within(client.call_timeout());
-        self.call(client, ClientCall::FundFromWallet, "fund_from_wallet()", move |funding| {
-            match get_address_type(balance.chain_id()) {
-                AddressType::Evm => {
-                    funding.fund_evm(&balance, raw_amount, &addresses.evm, deadline)
-                }
-                AddressType::Solana => {
-                    funding.fund_solana(&balance, raw_amount, &addresses.solana, deadline)
-                }
+        Ok(move |funding: &Funding| match get_address_type(balance.chain_id()) {
+            AddressType::Evm => funding.fund_evm(&balance, raw_amount, &addresses.evm, deadline),
+            AddressType::Solana => {
+                funding.fund_solana(&balance, raw_amount, &addresses.solana, deadline)
             }
         })
     }

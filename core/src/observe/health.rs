@@ -82,7 +82,11 @@ static SOURCES: Mutex<Vec<Weak<dyn BacklogSource>>> = Mutex::new(Vec::new());
 /// Counts `source` in the process's backlog gauges while it lives.
 pub(crate) fn register_source(source: Weak<dyn BacklogSource>) {
     let mut sources = SOURCES.lock().unwrap_or_else(|e| e.into_inner());
-    sources.retain(|s| s.strong_count() > 0);
+    // Dropped clients leave when the list would grow, not at every registration: starting
+    // 100,000 clients must not scan the list 100,000 times.
+    if sources.len() == sources.capacity() {
+        sources.retain(|s| s.strong_count() > 0);
+    }
     sources.push(source);
 }
 

@@ -24,8 +24,8 @@ use serde_json::Value;
 
 use super::{
     AccountClient, BalanceLine, CallError, Quote, QuoteRequest, SendError, SendResult,
-    SessionManager, SignerClient, TokenTransactionsResponse, TransactionsResponse, UaTransaction,
-    with_session,
+    ServiceError, SessionManager, SignerClient, TokenTransactionsResponse, TransactionsResponse,
+    UaTransaction, with_session,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::units::U256;
@@ -119,6 +119,24 @@ impl SendFailure {
             SendFailure::Refused(error) | SendFailure::Unknown { error, .. } => error,
         }
     }
+}
+
+/// The code of a quote's refusal that is the engine's to act on: the deposit does not cover the
+/// fees of moving it (devnet's `422 BELOW_MINIMUM`; Particle's backend gives the same code when
+/// its probe shows the fees take it all).
+pub const BELOW_MINIMUM: &str = "BELOW_MINIMUM";
+
+/// The service's refusal carried by `error` (in its chain of causes), when there is one: what
+/// a backend keeps of a refusal for the engine to read by code ([`BELOW_MINIMUM`], …).
+pub fn service_error_of(error: &Error) -> Option<&ServiceError> {
+    let mut cause = std::error::Error::source(error);
+    while let Some(current) = cause {
+        if let Some(refusal) = current.downcast_ref::<ServiceError>() {
+            return Some(refusal);
+        }
+        cause = current.source();
+    }
+    None
 }
 
 /// What the deposit engine needs of a universal-account backend (see the module's docs).
@@ -293,7 +311,15 @@ impl AccountBackend for ProtocolBackend {
                 async move { self.account.quote(&jwt, request).await }
             })
             .await
-            .map_err(call_error("Quoting the transfer", ErrorKind::Sweep))?;
+            .map_err(|e| {
+                // The service's refusal stays readable as data (`BELOW_MINIMUM`, …).
+                let refusal = e.service().cloned();
+                let error = e.into_error(ErrorKind::Sweep, "Quoting the transfer");
+                match refusal {
+                    Some(refusal) => error.with_source(refusal),
+                    None => error,
+                }
+            })?;
             Ok(PreparedTransfer { quote, backend: Value::Null })
         })
     }

@@ -135,8 +135,9 @@ impl JwtClient {
     /// A client of the JWT service at `base_url`.
     pub fn new(base_url: &str, settings: &HttpSettings) -> JwtClient {
         // Exactly one crypto backend must serve jsonwebtoken; choose it explicitly so that a
-        // feature enabled elsewhere in a build cannot make verification panic.
-        let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+        // feature enabled elsewhere in a build cannot make verification panic (RustCrypto,
+        // with RS256 by ring: `rs256`).
+        super::rs256::install();
         let base_url = base_url.trim_end_matches('/').to_owned();
         JwtClient {
             jwks: JwksCache::for_url(&jwks_url(&base_url)),
@@ -273,7 +274,7 @@ pub fn parse_jwks(url: &str, status: u16, body: String) -> Result<JwkSet> {
 /// the `sub` and `exp` claims of a token that passes.
 #[doc(hidden)]
 pub fn verify_with_jwks(jwt: &str, user_id: &str, set: &JwkSet) -> Result<(String, u64)> {
-    let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+    super::rs256::install();
     let kid = token_kid(jwt)?;
     let jwk = set.find(&kid).ok_or_else(|| unknown_kid(&kid))?;
     let claims = verify_with_key(jwt, &kid, jwk, user_id)?;

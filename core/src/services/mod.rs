@@ -14,6 +14,7 @@ pub mod account;
 pub mod backend;
 pub mod jwt;
 pub mod particle;
+pub mod rs256;
 pub mod signer;
 
 use std::fmt;
@@ -33,8 +34,8 @@ pub use account::{
     UaDetail, UaTargetToken, UaTransaction,
 };
 pub use backend::{
-    AccountBackend, AccountBalance, BackendAccount, BackendFuture, PreparedTransfer,
-    ProtocolBackend, SendFailure,
+    AccountBackend, AccountBalance, BELOW_MINIMUM, BackendAccount, BackendFuture, PreparedTransfer,
+    ProtocolBackend, SendFailure, service_error_of,
 };
 pub use jwt::{JwtClient, Session, SessionManager};
 pub use signer::{Signature, SignerClient};
@@ -123,6 +124,8 @@ impl ServiceError {
         ServiceError { status: reply.status, code, message }
     }
 }
+
+impl std::error::Error for ServiceError {}
 
 impl fmt::Display for ServiceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -117,7 +117,7 @@ unsafe impl Sync for HostCallback {}
 impl HostCallback {
     /// Calls the callback with one event as JSON (with its `"id"` and `"at"`).
     fn call(&self, event: &RecordedEvent) {
-        self.call_json(|| Some(event.to_json().to_string()));
+        self.call_json(|| Some(super::events::event_json(event)));
     }
 
     /// Calls the callback with the JSON `json` makes (made only when the subscription is still

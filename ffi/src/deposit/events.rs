@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use depositkit_core::deposit::RecordedEvent;
+use depositkit_core::deposit::{DepositEvent, RecordedEvent};
 use serde_json::Value;
 
 use crate::boundary::{self, FfiError};
@@ -68,6 +68,92 @@ pub unsafe extern "C" fn depositkit_deposit_client_next_event(
                 format!("no event arrived within {timeout_ms} ms"),
             )),
         }
+    })
+}
+
+/// Takes up to `capacity` events from the client's pull queue at once, oldest first: waits at
+/// most `timeout_ms` milliseconds for the first (0: do not wait), then takes the events already
+/// queued behind it without waiting. A host that drains many events (thousands per second)
+/// pays one call, not one per event; `depositkit_deposit_client_next_event` keeps working and
+/// both may be used on one client (each event is taken by one caller only).
+///
+/// On success `out_events[0]` to `out_events[*out_count - 1]` are new strings owned by the
+/// caller (free each with `depositkit_string_free`), one event each, in the shapes described
+/// at `depositkit_deposit_client_subscribe`; `*out_count` is between 1 and `capacity`. The rest
+/// of `out_events` is not written. On `DEPOSITKIT_STATUS_TIMEOUT` and
+/// `DEPOSITKIT_STATUS_DEPOSIT_SDK` `*out_count` is 0; on other failures nothing is written.
+///
+/// Returns:
+/// - `DEPOSITKIT_STATUS_OK` with at least one event;
+/// - `DEPOSITKIT_STATUS_TIMEOUT` when no event arrived within `timeout_ms` (a quiet period);
+/// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` at once when the client is closed and its queue is empty;
+/// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `capacity` is 0;
+/// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `out_events` or `out_count` is NULL.
+///
+/// Blocks the calling thread up to `timeout_ms`. Thread-safe: several threads may take events
+/// at once (each gets its own; one batch is in queue order).
+///
+/// # Safety
+/// `client` must be NULL or a live handle from `depositkit_deposit_client_new`; `out_events`
+/// must be NULL or point to `capacity` writable `char *`; `out_count` must be NULL or point to a
+/// writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_deposit_client_next_events(
+    client: *const depositkit_deposit_client,
+    timeout_ms: u64,
+    out_events: *mut *mut c_char,
+    capacity: usize,
+    out_count: *mut usize,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let client = unsafe { client_arg(client) }?;
+        if out_events.is_null() {
+            return Err(FfiError::null_argument("out_events"));
+        }
+        // SAFETY: the caller's contract above.
+        let count_out = unsafe { boundary::out(out_count, "out_count") }?;
+        if capacity == 0 {
+            return Err(FfiError::new(
+                depositkit_status::InvalidArgument,
+                "capacity is 0: out_events must have room for at least one event",
+            ));
+        }
+        let timeout = if client.inner.is_closed() {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(timeout_ms)
+        };
+        let Some(first) = client.inner.next_recorded_event(timeout) else {
+            count_out.write(0);
+            return Err(if client.inner.is_closed() {
+                FfiError::new(
+                    depositkit_status::DepositSdk,
+                    "the client is closed and no event is left in its queue",
+                )
+            } else {
+                FfiError::new(
+                    depositkit_status::Timeout,
+                    format!("no event arrived within {timeout_ms} ms"),
+                )
+            });
+        };
+        let mut taken = 0;
+        let mut next = Some(first);
+        while let Some(event) = next {
+            // Never fails: serde_json escapes a NUL in any string it writes.
+            let json = strings::owned(event_json(&event))?;
+            // SAFETY: `taken < capacity` and the caller gave room for `capacity` pointers.
+            unsafe { out_events.add(taken).write(json) };
+            taken += 1;
+            next = if taken < capacity {
+                client.inner.next_recorded_event(Duration::ZERO)
+            } else {
+                None
+            };
+        }
+        count_out.write(taken);
+        Ok(())
     })
 }
 
@@ -196,7 +282,163 @@ pub unsafe extern "C" fn depositkit_deposit_client_deposit_history(
     })
 }
 
+/// One event's JSON, byte for byte `event.to_json().to_string()` — `{"at":…,"id":…,
+/// "payload":…,"type":"…"}`, the keys in the sorted order serde_json's map writes them — with
+/// the envelope written directly instead of built as a map (and the onramp widget's payload
+/// written where it is instead of copied into one): most of the cost of handing a small event
+/// to C. Checked against `to_json` for every kind of event in `tests.rs`.
+pub(crate) fn event_json(recorded: &RecordedEvent) -> String {
+    use std::io::Write as _;
+    let event = &recorded.event;
+    let name = event.type_name();
+    let plain_name = name.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\');
+    let built;
+    let payload = match event {
+        DepositEvent::Onramp { payload, .. } => payload,
+        other => match other.to_json() {
+            Value::Object(mut fields) if fields.len() == 2 && fields.contains_key("type") => {
+                built = fields.remove("payload");
+                match &built {
+                    Some(payload) => payload,
+                    None => return recorded.to_json().to_string(),
+                }
+            }
+            _ => return recorded.to_json().to_string(),
+        },
+    };
+    if !plain_name {
+        return recorded.to_json().to_string();
+    }
+    // Room for the usual event and the NUL byte the C string adds, so neither reallocates.
+    let mut out = Vec::with_capacity(160);
+    let _ = write!(out, r#"{{"at":{},"id":{},"payload":"#, recorded.at, recorded.id);
+    if serde_json::to_writer(&mut out, payload).is_err() {
+        return recorded.to_json().to_string();
+    }
+    let _ = write!(out, r#","type":"{name}"}}"#);
+    // serde_json writes UTF-8, and the rest is ASCII.
+    String::from_utf8(out).unwrap_or_else(|_| recorded.to_json().to_string())
+}
+
 /// Recorded events as the JSON array `_events_since` and `_deposit_history` hand out.
 fn events_json(events: &[RecordedEvent]) -> String {
     Value::Array(events.iter().map(RecordedEvent::to_json).collect()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::{CStr, CString};
+
+    use serde_json::json;
+
+    use super::super::{depositkit_deposit_client_free, depositkit_deposit_client_new};
+    use super::*;
+    use crate::onramp::depositkit_deposit_client_handle_onramp_message;
+    use crate::strings::depositkit_string_free;
+
+    /// Takes what `next_events` gives: (status, the events' `payload.n`).
+    fn take(
+        client: *const depositkit_deposit_client,
+        capacity: usize,
+        timeout_ms: u64,
+    ) -> (depositkit_status, Vec<u64>) {
+        let mut slots = vec![std::ptr::null_mut::<c_char>(); capacity.max(1)];
+        let mut count = usize::MAX;
+        // SAFETY: a live handle, `capacity` slots, a count to write.
+        let status = unsafe {
+            depositkit_deposit_client_next_events(
+                client,
+                timeout_ms,
+                slots.as_mut_ptr(),
+                capacity,
+                &mut count,
+            )
+        };
+        let taken = if status == depositkit_status::InvalidArgument { 0 } else { count };
+        let numbers = slots[..taken]
+            .iter()
+            .map(|&slot| {
+                // SAFETY: a string from the call, freed once.
+                let text = unsafe { CStr::from_ptr(slot) }.to_str().unwrap().to_owned();
+                // SAFETY: as above.
+                unsafe { depositkit_string_free(slot) };
+                let event: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(event["type"], "onramp:order_processing", "{text}");
+                event["payload"]["n"].as_u64().unwrap()
+            })
+            .collect();
+        (status, numbers)
+    }
+
+    /// `next_events` takes the queued events in order, at most `capacity`, next to
+    /// `next_event`; it times out on an empty queue and refuses a capacity of 0.
+    #[test]
+    fn next_events_takes_queued_events_in_order() {
+        let config = json!({"ownerAddress": "0x52908400098527886E0F7030069857D2E4169EE7",
+            "destination": {"chainId": 8453}, "servicesUrl": "http://127.0.0.1:9",
+            "onramp": {"enabled": true}});
+        let config = CString::new(config.to_string()).unwrap();
+        let mut client: *const depositkit_deposit_client = std::ptr::null();
+        // SAFETY: valid arguments; the handle is freed below.
+        let status = unsafe { depositkit_deposit_client_new(config.as_ptr(), &mut client) };
+        assert_eq!(status, depositkit_status::Ok);
+        assert_eq!(take(client, 8, 0), (depositkit_status::Timeout, vec![]));
+        for n in 0..10 {
+            let message = json!({"event": "order_processing", "data": {"n": n}}).to_string();
+            let message = CString::new(message).unwrap();
+            let mut delivered = false;
+            // SAFETY: a live handle, a NUL-terminated message.
+            let status = unsafe {
+                depositkit_deposit_client_handle_onramp_message(
+                    client,
+                    message.as_ptr(),
+                    &mut delivered,
+                )
+            };
+            assert!(status == depositkit_status::Ok && delivered);
+        }
+        assert_eq!(take(client, 0, 0).0, depositkit_status::InvalidArgument);
+        assert_eq!(take(client, 4, 0), (depositkit_status::Ok, vec![0, 1, 2, 3]));
+        let mut one: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a live handle and a pointer to write.
+        let status = unsafe { depositkit_deposit_client_next_event(client, 0, &mut one) };
+        assert_eq!(status, depositkit_status::Ok);
+        // SAFETY: the string from the call, freed once.
+        unsafe { depositkit_string_free(one) };
+        assert_eq!(take(client, 100, 10), (depositkit_status::Ok, vec![5, 6, 7, 8, 9]));
+        assert_eq!(take(client, 100, 10), (depositkit_status::Timeout, vec![]));
+        // SAFETY: a live handle, freed once.
+        unsafe { depositkit_deposit_client_free(client) };
+    }
+
+    /// `event_json` writes what `to_json` builds, byte for byte, for every kind of event.
+    #[test]
+    fn event_json_is_to_json_for_every_kind_of_event() {
+        let destination = json!({"address": "0xabc", "chainId": 8453});
+        let samples = [
+            json!({"type": "deposit:lifecycle", "payload": {"id": "d\"1", "phase": "credited",
+                "token": "USDC", "chainId": 8453, "amount": "5", "amountUSD": 5.0,
+                "destination": destination, "transactionId": "0x12", "timestamp": 7}}),
+            json!({"type": "status:change", "payload": "watching"}),
+            json!({"type": "error", "payload": {"kind": "NetworkError", "code": 600,
+                "message": "a \"quoted\" é \u{1} line\nbreak"}}),
+            json!({"type": "refund:update", "payload": {"depositId": "d1", "token": "USDT",
+                "sourceChainId": 1, "amount": "2", "amountUSD": 2.0, "status": "pending",
+                "reason": "sweep_failed", "attempts": 1}}),
+            json!({"type": "recovery:result", "payload": {"token": "ETH", "chainId": 1,
+                "amount": "0.1", "amountUSD": 300.5, "status": "skipped", "rawAmount": "1"}}),
+            json!({"type": "onramp:order_processing", "payload": {"status": "processing",
+                "z": [1, 2.5, null, "é"], "a": {"b": true}}}),
+            json!({"type": "onramp:order_created", "payload": null}),
+            json!({"type": "onramp:complete", "payload": {"amount": "99", "token": "USDC",
+                "status": "completed", "id": "ord_1", "destination": destination,
+                "fiatAmount": 100.0, "fiatCurrency": "USD", "txHash": "0x12"}}),
+        ];
+        for (i, sample) in samples.iter().enumerate() {
+            let event = DepositEvent::from_json(sample).unwrap_or_else(|| panic!("{sample}"));
+            let recorded =
+                RecordedEvent { id: i as u64 + 1, at: 1_764_000_000_000 + i as u64, event };
+            assert_eq!(event_json(&recorded), recorded.to_json().to_string());
+        }
+    }
 }

@@ -188,6 +188,18 @@ fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   `docs/funding.md` section 5), every key optional: `enabled` (default false), `apiKey` (the
 ///   partner key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency`
 ///   (default `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
+/// - `backend` (string, default `"devnet"`): The universal-account backend: `"devnet"` (the
+///   default: `docs/protocol.md`, the services under `servicesUrl`) or `"particle"` (Particle's
+///   Universal Account JSON-RPC with a server-side signer, set up by `particle`;
+///   `docs/particle.md`).
+/// - `particle` (object, default see below): The `particle` backend's settings (`docs/particle.md`
+///   section 8), every key optional: `environment` (`"production"`, the default, or `"staging"`),
+///   `rpcUrl` (a URL of your own, e.g. devnet's `.../particle`; beats `environment`), `projectId`
+///   and `clientKey` (the project's credentials; else `DEPOSITKIT_PARTICLE_PROJECT_ID` and
+///   `DEPOSITKIT_PARTICLE_CLIENT_KEY`), and the signer: `signerKey` (one key, 64 hex digits),
+///   `signerSeed` (a master seed in hex: one key per owner), or `signer` (`"key"` or `"seed"`: read
+///   `DEPOSITKIT_PARTICLE_SIGNER_KEY` or `DEPOSITKIT_PARTICLE_SIGNER_SEED`; unset, whichever is
+///   set). A host signer (a KMS callback) overrides these. Secrets are never shown.
 /// - `servicesUrl` (string, default unset): Base URL of the three services (`{servicesUrl}/jwt`,
 ///   `/signer`, `/ua`), e.g. a devnet's. Either it or each of `jwtServiceUrl`, `signerUrl` and
 ///   `accountServiceUrl` is required.
@@ -263,16 +275,24 @@ pub unsafe extern "C" fn depositkit_deposit_client_new(
         // SAFETY: the caller's contract above.
         let out_client = unsafe { boundary::out(out_client, "out_client") }?;
         let config = DepositClientConfig::from_json(config_json)?;
-        let inner = DepositClient::new(config)?;
-        let client = depositkit_deposit_client {
-            inner,
-            subscriptions: Mutex::new(HashMap::new()),
-            callback_errors: Arc::new(AtomicU64::new(0)),
-            providers: crate::funding::HostProviders::default(),
-        };
-        out_client.write(Arc::into_raw(Arc::new(client)));
+        out_client.write(new_handle(config)?);
         Ok(())
     })
+}
+
+/// A new handle over a core client of `config`, owned by the caller (the body of
+/// `depositkit_deposit_client_new` and `depositkit_deposit_client_new_with_signer`).
+pub(crate) fn new_handle(
+    config: DepositClientConfig,
+) -> FfiResult<*const depositkit_deposit_client> {
+    let inner = DepositClient::new(config)?;
+    let client = depositkit_deposit_client {
+        inner,
+        subscriptions: Mutex::new(HashMap::new()),
+        callback_errors: Arc::new(AtomicU64::new(0)),
+        providers: crate::funding::HostProviders::default(),
+    };
+    Ok(Arc::into_raw(Arc::new(client)))
 }
 
 /// Closes a client (as `depositkit_deposit_client_close` does) and releases it. Every

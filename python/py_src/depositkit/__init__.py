@@ -8,6 +8,9 @@
   iteration; refunds (``RefundResult``, ``RefundEligibility``), recovery of stuck funds
   (``RecoveryResult``), headless notification records (``Notification``) and the transaction
   history (``UATransaction``, ``TransactionsResponse``, ``TokenTransactionsResponse``).
+- Production (``backend="particle"``: Particle's Universal Account service, README "Production"):
+  the owner signs with a key or a master seed (the ``particle`` option) or through the host's
+  ``CallbackSigner`` (a KMS, an HSM), given as ``DepositClient(..., signer=...)``.
 - Fund-from-wallet (``DepositClient.set_evm_wallet``, ``set_solana_wallet``,
   ``set_balance_provider``, ``get_wallet_balances`` → ``FundingBalance``, ``fund_from_wallet`` →
   ``FundingTransferResult``; host providers raise ``ProviderError``) and the fiat onramp
@@ -51,6 +54,7 @@ from ._native import (
     DEFAULT_MIN_VALUE_USD,
     DEFAULT_POLLING_INTERVAL_MS,
     MAX_DECIMALS,
+    CallbackSigner,
     DeliveredAmount,
     DepositAddresses,
     DepositClient,
@@ -141,6 +145,7 @@ __all__ = [
     # deposits
     "DepositClient",
     "AsyncDepositClient",
+    "CallbackSigner",
     "DestinationConfig",
     "DepositAddresses",
     "DetectedDeposit",

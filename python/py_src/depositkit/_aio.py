@@ -6,24 +6,35 @@ wait are coroutines here; those that only read or change the client's state (pro
 and exceptions are the synchronous ones'.
 
 **Never blocking the loop.** An awaited call returns an ``asyncio.Future`` created on the running
-loop, which depositkit's own threads complete (``loop.call_soon_threadsafe``, once per batch of
-answers): no thread per call, no executor. User lookups run as futures on the Rust core's runtime
-(its HTTP on the runtime's bounded blocking pool, at most 64 requests at once, more queue). The
-deposit client's calls run on a bounded pool of waiting threads (at most 64), because the core's
-deposit client is synchronous at its surface. Works under asyncio, anyio (asyncio backend) and
-uvloop; trio is not supported (no asyncio loop to complete futures on).
+loop, which depositkit's runtime completes (through a wake-up pipe the loop watches, once per batch
+of answers): no thread per call, no executor, no thread waiting. Each call is a future of the Rust
+core run as a task of its runtime (two worker threads for the whole process); its blocking HTTP
+runs on the runtime's bounded blocking pool (at most 64 requests at once; more queue), as for the
+synchronous clients. ``events()`` and ``next_event()`` wait on a queue the client's event lane
+fills: no thread per wait either. Works under asyncio, anyio (asyncio backend) and uvloop; trio is
+not supported (no asyncio loop to complete futures on).
 
 **Cancellation.** Cancelling an await (``task.cancel()``, ``asyncio.wait_for``/``timeout``, an
 anyio cancel scope) stops the wait at once: ``CancelledError`` is raised in the awaiting task.
-What was already sent is not undone and not repeated: a lookup not yet sent is dropped, one on the
-wire finishes and its answer is discarded; a sweep or refund already started finishes in the
-background — the client's serial executor owns it — and is reported as an event (``events()``,
-callbacks, ``events_since``) exactly once, and its result is in ``sweep_result()`` /
-``refund_result()``. Asking again for a deposit already credited is refused (``NotFoundError``
-naming the transaction); nothing is sent twice.
+What was already started is never undone half way and never repeated:
+
+- a lookup not yet sent is dropped; one on the wire finishes and its answer is discarded;
+- ``sweep``, ``refund``, ``recover_funds``: once the call was admitted the client's serial
+  executor owns the work, which finishes in the background and is reported as events
+  (``events()``, callbacks, ``events_since``) exactly once, with its result in
+  ``sweep_result()`` / ``refund_result()``. Asking again for a deposit already credited is
+  refused (``NotFoundError`` naming the transaction); nothing is sent twice;
+- ``initialize``, ``poll_now`` and the funding calls (``fund_from_wallet`` …) run to their end in
+  the background: the client ends ``ready`` (or ``error``), the poll's detections are reported,
+  a transfer already sent is confirmed and then detected like any deposit;
+- reads (``can_refund``, ``stuck_funds``, the history) are abandoned.
+
+**Timeouts.** Each call is limited by the client's ``call_timeout_ms`` as the synchronous one is
+(``DepositTimeoutError``; a sweep that times out goes on, as above).
 
 **Ctrl-C.** ``asyncio.run`` turns SIGINT into cancelling the main task, so an await in progress
-ends with ``CancelledError`` then ``KeyboardInterrupt``, as above; no wait holds the GIL.
+ends with ``CancelledError`` then ``KeyboardInterrupt``, as above; no wait holds the GIL, and
+depositkit's threads block SIGINT, so the signal always reaches the interpreter.
 
 **Fork.** A client belongs to the process that created it: in a forked child each of its calls
 raises ``InternalError``. New clients created in the child work (the runtime and the pools are
@@ -39,6 +50,7 @@ from typing import Any, AsyncIterator, Callable, Iterable, List, Literal, Mappin
 
 from ._deposit import DepositEvent
 from ._native import (
+    CallbackSigner,
     DepositAddresses,
     DepositClient,
     DepositLifecycleEvent,
@@ -76,8 +88,9 @@ class AsyncUserRpcClient:
             users = await asyncio.gather(*(client.get_user_info(u, t) for u, t in pairs))
             same = await client.get_users_info(pairs)   # one request; exceptions as items
 
-    Thousands of lookups may be awaited at once on one loop: at most 64 are on the wire at a
-    time (the core runtime's blocking pool), the rest queue; each caller awaits its own.
+    Thousands of lookups may be awaited at once on one loop, with no thread per call: at most
+    64 are on the wire at a time (the core runtime's blocking pool), the rest queue; each caller
+    awaits its own.
     """
 
     def __init__(
@@ -183,9 +196,12 @@ class AsyncDepositClient:
         destination: _DestinationLike,
         *,
         on_deposit_event: Optional[Callable[[DepositLifecycleEvent], object]] = None,
+        signer: Optional[CallbackSigner] = None,
         **options: Any,
     ) -> None:
-        self._client = DepositClient(owner_address, destination, on_deposit_event=on_deposit_event, **options)
+        self._client = DepositClient(
+            owner_address, destination, on_deposit_event=on_deposit_event, signer=signer, **options
+        )
         self._inbox = self._client._event_inbox()
 
     @property

@@ -91,6 +91,7 @@ __all__ = [
     "OnrampCompleteEvent",
     "DepositClient",
     "_EventInbox",
+    "CallbackSigner",
     "refresh_log_levels",
     "flush_logs",
     "metrics_text",
@@ -404,12 +405,13 @@ def metrics_text() -> str:
     retries, events delivered and dropped. Serve it from your own ``/metrics``.
 
     Returns:
-        The text, one ``# HELP`` / ``# TYPE`` block per metric family.
+        The text, one ``# HELP`` / ``# TYPE`` block per metric family (a family with labels,
+        such as ``depositkit_deposits_credited_total``, appears once it has a value).
 
     Raises:
         Nothing: the registry is in memory.
 
-    >>> "# TYPE depositkit_deposits_credited_total counter" in metrics_text()
+    >>> "# TYPE depositkit_events_delivered_total counter" in metrics_text()
     True
     """
 
@@ -1988,6 +1990,7 @@ class DepositClient:
         destination: _DestinationLike,
         *,
         on_deposit_event: Optional[Callable[[DepositLifecycleEvent], object]] = None,
+        signer: Optional[CallbackSigner] = None,
         intermediary_address: Optional[str] = None,
         ua_project_id: Optional[str] = None,
         min_value_usd: Optional[Union[float, int, decimal.Decimal]] = 0.5,
@@ -1999,6 +2002,8 @@ class DepositClient:
         notifications: Optional[Union[bool, Mapping[str, Any]]] = None,
         funding: Optional[Mapping[str, Any]] = None,
         onramp: Optional[Mapping[str, Any]] = None,
+        backend: Optional[str] = None,
+        particle: Optional[Mapping[str, Any]] = None,
         services_url: Optional[str] = None,
         jwt_service_url: Optional[str] = None,
         signer_url: Optional[str] = None,
@@ -2029,6 +2034,9 @@ class DepositClient:
                 destination; a Solana destination needs a Solana ``address`` (kept as given).
             on_deposit_event: called with every ``DepositLifecycleEvent`` (spec §4
                 ``onDepositEvent``), on the event thread (see the class).
+            signer: the owner's signer on the ``particle`` backend when the host keeps the key
+                (a KMS, an HSM): a ``CallbackSigner``. It takes the place of ``particle``'s
+                ``signer_key`` and ``signer_seed``.
             intermediary_address: The intermediary wallet, when the host knows it: ``initialize()``
                 checks it equals the signer's wallet.
             ua_project_id: The host's own project id for unified-account operations (spec §5.2; a
@@ -2066,6 +2074,19 @@ class DepositClient:
                 optional: ``enabled`` (default False), ``api_key`` (the partner key; never shown),
                 ``mode`` (``"overlay"``, the default, or ``"redirect"``), ``fiat_currency`` (default
                 ``"USD"``), ``default_fiat_amount``, ``payment_mode``, ``widget_url``.
+            backend: The universal-account backend: ``"devnet"`` (the default: ``docs/protocol.md``,
+                the services under ``services_url``) or ``"particle"`` (Particle's Universal Account
+                JSON-RPC with a server-side signer, set up by ``particle``; ``docs/particle.md``).
+            particle: The ``particle`` backend's settings (``docs/particle.md`` §8), every key
+                optional: ``environment`` (``"production"``, the default, or ``"staging"``),
+                ``rpc_url`` (a URL of your own, e.g. devnet's ``…/particle``; beats
+                ``environment``), ``project_id`` and ``client_key`` (the project's credentials; else
+                ``DEPOSITKIT_PARTICLE_PROJECT_ID`` and ``DEPOSITKIT_PARTICLE_CLIENT_KEY``), and the
+                signer: ``signer_key`` (one key, 64 hex digits), ``signer_seed`` (a master seed in
+                hex: one key per owner), or ``signer`` (``"key"`` or ``"seed"``: read
+                ``DEPOSITKIT_PARTICLE_SIGNER_KEY`` or ``DEPOSITKIT_PARTICLE_SIGNER_SEED``; unset,
+                whichever is set). A host signer (a KMS callback) overrides these. Secrets are never
+                shown.
             services_url: Base URL of the three services (``{services_url}/jwt``, ``/signer``,
                 ``/ua``), e.g. a devnet's. Either it or each of ``jwt_service_url``, ``signer_url``
                 and ``account_service_url`` is required.
@@ -2775,6 +2796,37 @@ class DepositClient:
             InvalidArgumentError: ``timeout`` is negative or NaN.
             TypeError: ``timeout`` is not a number.
         """
+    def next_events(
+        self, max_events: int = 1024, timeout: Optional[float] = None
+    ) -> list[_DepositEvent]:
+        """Up to ``max_events`` queued events at once, oldest first: waits at most ``timeout``
+        seconds for the first (as ``next_event()``), then takes the events already queued
+        behind it without waiting. For hosts that handle many events: one call, one list.
+
+        Returns:
+            The events (at least one), or ``[]`` on timeout, or once the client is closed and
+            its queue empty.
+
+        Raises:
+            ValueError: ``max_events`` is 0.
+            InvalidArgumentError: ``timeout`` is negative or NaN.
+            TypeError: ``timeout`` is not a number.
+        """
+    def subscribe_batches(
+        self, callback: Callable[[list[_DepositEvent]], object], max_batch: int = 1024
+    ) -> int:
+        """Calls ``callback(events)`` with lists of events, oldest first, for every event from
+        now on — what ``subscribe()`` delivers, in lists of at most ``max_batch``: the events
+        that arrived while the previous call ran come in one list. The calls run one at a time
+        on a thread of this subscription; ``unsubscribe(id)`` ends it.
+
+        Returns:
+            The subscription id, for ``unsubscribe()``.
+
+        Raises:
+            TypeError: ``callback`` is not callable.
+            ValueError: ``max_batch`` is 0.
+        """
     def __iter__(self) -> Iterator[_DepositEvent]:
         """The client itself: iterating it yields every event as it comes."""
     def __next__(self) -> _DepositEvent:
@@ -2843,6 +2895,77 @@ class _EventInbox:
     def next(self) -> asyncio.Future[Optional[_DepositEvent]]: ...
     @property
     def dropped(self) -> int: ...
+
+@final
+class CallbackSigner:
+    """A signer whose key the host keeps (a KMS, an HSM, a wallet service): the owner's signer
+    of a ``DepositClient`` on the ``particle`` backend, given as ``signer=`` (``docs/particle.md``
+    §4). The other two signers, one key and a master seed (one key per owner), are options:
+    ``particle={"signer_key": ...}`` or ``{"signer_seed": ...}``. A ``CallbackSigner`` takes
+    their place.
+
+    ``sign`` is called with 32 ``bytes`` and returns the secp256k1 signature as 65 ``bytes``
+    ``r || s || v`` (``v`` 27/28 or 0/1; a high ``s`` is made low). With ``input="digest"`` (the
+    default) it gets the EIP-191 digest ``keccak256(b"\x19Ethereum Signed Message:\n32" + root)``
+    and signs it as it is (AWS KMS ``MessageType=DIGEST``, coincurve's
+    ``sign_recoverable(digest, hasher=None)``); with ``input="message"`` it gets the root hash
+    itself and must apply ``personal_sign`` on its own (eth_account's
+    ``sign_message(encode_defunct(primitive=root))``)::
+
+        import coincurve, depositkit
+
+        key = coincurve.PrivateKey(secret)          # in a real host: a KMS call instead
+
+        def sign(digest: bytes) -> bytes:
+            return key.sign_recoverable(digest, hasher=None)
+
+        signer = depositkit.CallbackSigner("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", sign)
+        client = depositkit.DepositClient(owner, {"chain_id": depositkit.CHAIN.BASE},
+                                          backend="particle", signer=signer,
+                                          particle={"project_id": ..., "client_key": ...})
+
+    Every answer is checked before it is used: it must recover to ``address``, else the signing
+    fails with ``AuthenticationError`` ("the signer callback's answer was refused: the signature
+    is from 0x…, not from the account's owner 0x…") and nothing is sent with it. That catches a
+    wrong key and a callback that signs the wrong bytes. What ``sign`` raises fails the signing
+    too, and nothing is sent: a ``DepositSDKError`` keeps its class and message (raise
+    ``NetworkError("KMS unreachable")`` for a failure worth retrying), any other exception
+    becomes an ``AuthenticationError`` naming its type and text (``"the signer callback raised
+    RuntimeError: KMS unavailable"``, cut to 200 characters). So does an answer that is not 65
+    ``bytes`` (or ``bytearray``). A sweep that fails so is retried, then fails (its
+    ``DepositLifecycleEvent`` of phase ``failed`` carries the message).
+
+    **Threads**: ``sign`` is called on a library thread (a worker of its runtime's blocking
+    pool), never on the caller's, holding the GIL for the call only; it may block (a network
+    call). One signer may serve many clients, and a client signs one transfer at a time, so
+    calls may overlap only across clients (or when a call the client's watchdog gave up on,
+    ``processing_timeout_ms``, is still running): keep ``sign`` thread-safe.
+
+    ``repr()`` shows the address and the input, never ``sign`` (whose ``repr()`` may hold a
+    key).
+    """
+
+    def __new__(
+        cls,
+        address: str,
+        sign: Callable[[bytes], Union[bytes, bytearray]],
+        *,
+        input: Literal["digest", "message"] = "digest",
+    ) -> CallbackSigner:
+        """A signer for the key of ``address`` (an EVM address, any letter case).
+
+        Raises:
+            ConfigurationError: ``address`` is not an EVM address (the message quotes it).
+            ValueError: ``input`` is neither ``"digest"`` nor ``"message"``.
+            TypeError: ``address`` is not a ``str``, ``sign`` not callable, ``input`` not a
+                ``str``.
+        """
+    @property
+    def address(self) -> str:
+        """The signer's address, EIP-55 (the universal account's owner)."""
+    @property
+    def input(self) -> Literal["digest", "message"]:
+        """What ``sign`` is given: ``"digest"`` or ``"message"``."""
 
 # --- devnet --------------------------------------------------------------------------------------
 

@@ -1,12 +1,14 @@
 //! The awaitable forms of `DepositClient`'s blocking methods (`_…_async`) and its event inbox,
 //! which `depositkit.AsyncDepositClient` (`depositkit/_aio.py`) awaits.
 //!
-//! The core's deposit client is synchronous at its surface (each call blocks on the runtime and
-//! refuses to run on the runtime's own threads), so each call runs on the bounded pool of waiting
-//! threads of [`crate::aio::run_blocking`]; the awaitable is completed on the caller's event loop.
-//! Cancelling an await stops the caller's wait; the core call finishes by itself (a sweep or
-//! refund already sent completes in the background and is reported as an event, exactly once:
-//! the core's executor owns it, not the waiting thread).
+//! Each is the core client's async form of the call (`…_async`, a [`core::runtime::Task`]: the
+//! work runs as a task of the depositkit runtime), started detached from the interpreter and
+//! awaited through [`crate::aio::spawn_settled`]: the runtime completes the `asyncio.Future` on
+//! the caller's event loop, and no thread waits for it. Cancelling an await drops the `Task`,
+//! which stops the wait only where stopping the work could lose or repeat money: a sweep or
+//! refund already queued completes in the background and is reported as an event, exactly once
+//! (the core's serial executor owns it); an initialization, a poll or a wallet transfer runs to
+//! its end; a read is abandoned (`core/src/deposit/client/async_api.rs`).
 //!
 //! Events: [`PyEventInbox`] is a subscription of the core client whose events wait in a bounded
 //! queue (`event_queue_capacity`, oldest dropped and counted) until `next()` takes them; `next()`
@@ -49,45 +51,66 @@ fn settle_outcome<T: for<'py> IntoPyObject<'py> + Send + 'static>(
     })
 }
 
-impl PyDepositClient {
-    /// `call` with the core client on a waiting thread, as an awaitable of its answer.
-    fn run_async<'py, T: for<'a> IntoPyObject<'a> + Send + 'static>(
-        &self,
-        py: Python<'py>,
-        call: impl FnOnce(&DepositClient) -> core::Result<T> + Send + 'static,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let shared = Arc::clone(self.shared(py)?);
-        aio::run_blocking(py, move || call(&shared.client), |outcome| settle_outcome(outcome, None))
-    }
+/// Whether a call's exception gets a provider's exception as its `__cause__`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CallsProviders {
+    /// The call never calls the Python wallet or balance providers.
+    No,
+    /// The call may call them: an exception one raised becomes the `__cause__` of the call's.
+    Yes,
+}
 
-    /// [`Self::run_async`] for a call that may call the Python providers (see
-    /// [`Self::run_calling_providers`]).
-    fn run_async_calling_providers<'py, T: for<'a> IntoPyObject<'a> + Send + 'static>(
+impl PyDepositClient {
+    /// Starts a core call (`start` gets the core client; it runs detached from the interpreter,
+    /// as it may take the client's locks and write its store) and returns the awaitable of its
+    /// [`Task`](core::runtime::Task)'s outcome, converted by `convert` on the loop's thread.
+    fn run_async<'py, T, P>(
         &self,
         py: Python<'py>,
-        call: impl FnOnce(&DepositClient) -> core::Result<T> + Send + 'static,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let shared = Arc::clone(self.shared(py)?);
-        let failures = (Arc::clone(&self.failures), self.failures.mark());
-        aio::run_blocking(
-            py,
-            move || call(&shared.client),
-            move |outcome| settle_outcome(outcome, Some(failures)),
-        )
+        providers: CallsProviders,
+        start: impl FnOnce(&DepositClient) -> core::runtime::Task<T> + Send,
+        convert: fn(T) -> P,
+    ) -> PyResult<Bound<'py, PyAny>>
+    where
+        T: Send + 'static,
+        P: for<'a> IntoPyObject<'a> + Send + 'static,
+    {
+        let shared = self.shared(py)?;
+        let failures = (providers == CallsProviders::Yes)
+            .then(|| (Arc::clone(&self.failures), self.failures.mark()));
+        let task = py.detach(|| start(&shared.client));
+        aio::spawn_settled(py, task, move |outcome| settle_outcome(outcome.map(convert), failures))
     }
+}
+
+/// The same value (a converter of [`PyDepositClient::run_async`]).
+fn same<T>(value: T) -> T {
+    value
+}
+
+/// Each item converted to its Python record.
+fn each<T, P: From<T>>(values: Vec<T>) -> Vec<P> {
+    values.into_iter().map(P::from).collect()
 }
 
 #[pymethods]
 impl PyDepositClient {
     fn _initialize_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async(py, |c| c.initialize().map(PyDepositAddresses::from))
+        self.run_async(
+            py,
+            CallsProviders::No,
+            DepositClient::initialize_async,
+            PyDepositAddresses::from,
+        )
     }
 
     fn _poll_now_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async(py, |c| {
-            c.poll_now()
-                .map(|events| events.into_iter().map(PyLifecycleEvent::from).collect::<Vec<_>>())
-        })
+        self.run_async(
+            py,
+            CallsProviders::No,
+            DepositClient::poll_now_async,
+            each::<_, PyLifecycleEvent>,
+        )
     }
 
     fn _sweep_async<'py>(
@@ -96,7 +119,7 @@ impl PyDepositClient {
         deposit_id: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let id = str_arg(deposit_id, "deposit_id")?.into_owned();
-        self.run_async(py, move |c| c.sweep(&id).map(PySweepResult::from))
+        self.run_async(py, CallsProviders::No, move |c| c.sweep_async(&id), PySweepResult::from)
     }
 
     #[pyo3(signature = (deposit_id, reason=None))]
@@ -109,7 +132,12 @@ impl PyDepositClient {
         let id = str_arg(deposit_id, "deposit_id")?.into_owned();
         let reason =
             given(reason).map(reason_arg).transpose()?.unwrap_or(RefundReason::UserRequested);
-        self.run_async(py, move |c| c.refund(&id, reason).map(PyRefundResult::from))
+        self.run_async(
+            py,
+            CallsProviders::No,
+            move |c| c.refund_async(&id, reason),
+            PyRefundResult::from,
+        )
     }
 
     fn _can_refund_async<'py>(
@@ -118,19 +146,30 @@ impl PyDepositClient {
         deposit_id: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let id = str_arg(deposit_id, "deposit_id")?.into_owned();
-        self.run_async(py, move |c| c.can_refund(&id).map(PyRefundEligibility::from))
+        self.run_async(
+            py,
+            CallsProviders::No,
+            move |c| c.can_refund_async(&id),
+            PyRefundEligibility::from,
+        )
     }
 
     fn _stuck_funds_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async(py, |c| {
-            c.stuck_funds().map(|v| v.into_iter().map(PyDetectedDeposit::from).collect::<Vec<_>>())
-        })
+        self.run_async(
+            py,
+            CallsProviders::No,
+            DepositClient::stuck_funds_async,
+            each::<_, PyDetectedDeposit>,
+        )
     }
 
     fn _recover_funds_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async(py, |c| {
-            c.recover_funds().map(|v| v.into_iter().map(PyRecoveryResult::from).collect::<Vec<_>>())
-        })
+        self.run_async(
+            py,
+            CallsProviders::No,
+            DepositClient::recover_funds_async,
+            each::<_, PyRecoveryResult>,
+        )
     }
 
     #[pyo3(signature = (page=None, page_size=None))]
@@ -142,9 +181,12 @@ impl PyDepositClient {
     ) -> PyResult<Bound<'py, PyAny>> {
         let page = page_arg(page, "page")?;
         let page_size = page_arg(page_size, "page_size")?;
-        self.run_async(py, move |c| {
-            c.get_transactions(page, page_size).map(PyTransactionsResponse::from)
-        })
+        self.run_async(
+            py,
+            CallsProviders::No,
+            move |c| c.get_transactions_async(page, page_size),
+            PyTransactionsResponse::from,
+        )
     }
 
     #[pyo3(signature = (chain_id, address, *, page_token=None, page_size=None))]
@@ -158,10 +200,12 @@ impl PyDepositClient {
     ) -> PyResult<Bound<'py, PyAny>> {
         let (filter, page_token) =
             token_transactions_args(chain_id, address, page_token, page_size)?;
-        self.run_async(py, move |c| {
-            c.get_token_transactions(&filter, page_token.as_deref())
-                .map(PyTokenTransactionsResponse::from)
-        })
+        self.run_async(
+            py,
+            CallsProviders::No,
+            move |c| c.get_token_transactions_async(&filter, page_token.as_deref()),
+            PyTokenTransactionsResponse::from,
+        )
     }
 
     fn _get_transaction_async<'py>(
@@ -170,33 +214,45 @@ impl PyDepositClient {
         transaction_id: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let id = str_arg(transaction_id, "transaction_id")?.into_owned();
-        self.run_async(py, move |c| c.get_transaction(&id).map(PyUaTransaction::from))
+        self.run_async(
+            py,
+            CallsProviders::No,
+            move |c| c.get_transaction_async(&id),
+            PyUaTransaction::from,
+        )
     }
 
     fn _connect_evm_wallet_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async_calling_providers(py, DepositClient::connect_evm_wallet)
+        self.run_async(py, CallsProviders::Yes, DepositClient::connect_evm_wallet_async, same)
     }
 
     fn _evm_accounts_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async_calling_providers(py, DepositClient::evm_accounts)
+        self.run_async(py, CallsProviders::Yes, DepositClient::evm_accounts_async, same)
     }
 
     fn _prompt_evm_account_selection_async<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async_calling_providers(py, DepositClient::prompt_evm_account_selection)
+        self.run_async(
+            py,
+            CallsProviders::Yes,
+            DepositClient::prompt_evm_account_selection_async,
+            same,
+        )
     }
 
     fn _connect_solana_wallet_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async_calling_providers(py, DepositClient::connect_solana_wallet)
+        self.run_async(py, CallsProviders::Yes, DepositClient::connect_solana_wallet_async, same)
     }
 
     fn _get_wallet_balances_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.run_async_calling_providers(py, |c| {
-            c.get_wallet_balances()
-                .map(|v| v.into_iter().map(PyFundingBalance::from).collect::<Vec<_>>())
-        })
+        self.run_async(
+            py,
+            CallsProviders::Yes,
+            DepositClient::get_wallet_balances_async,
+            each::<_, PyFundingBalance>,
+        )
     }
 
     #[pyo3(signature = (balance, raw_amount=None))]
@@ -208,31 +264,33 @@ impl PyDepositClient {
     ) -> PyResult<Bound<'py, PyAny>> {
         let balance = balance_arg(balance)?;
         let raw_amount = raw_amount_arg(raw_amount)?;
-        self.run_async_calling_providers(py, move |c| {
-            c.fund_from_wallet(&balance, raw_amount).map(PyFundingTransferResult::from)
-        })
+        self.run_async(
+            py,
+            CallsProviders::Yes,
+            move |c| c.fund_from_wallet_async(&balance, raw_amount),
+            PyFundingTransferResult::from,
+        )
     }
 
-    /// Closes the client on a waiting thread (`close()` waits up to 5 s for the event lane),
-    /// then releases the Python callables on the loop's thread.
+    /// Closes the client on the runtime's blocking pool (`close()` waits up to 5 s for the
+    /// event lane), then releases the Python callables on the loop's thread. Cancelled, the
+    /// close still completes; the callables are then released when the client is collected.
     fn _close_async<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let shared = Arc::clone(slf.get().shared(py)?);
         let client: Py<Self> = slf.unbind();
-        aio::run_blocking(
-            py,
-            move || shared.close(),
-            move |()| -> Settle {
-                Box::new(move |py, future| {
-                    client.get().release_callables();
-                    drop(client);
-                    if aio::is_done(future)? {
-                        return Ok(());
-                    }
-                    aio::set_result(future, &py.None().into_bound(py))
-                })
-            },
-        )
+        let runtime = core::runtime::Runtime::shared().map_err(|e| client_err(py, e))?;
+        let closing = runtime.spawn_blocking(move || shared.close());
+        aio::spawn_settled(py, closing, move |_closed| -> Settle {
+            Box::new(move |py, future| {
+                client.get().release_callables();
+                drop(client);
+                if aio::is_done(future)? {
+                    return Ok(());
+                }
+                aio::set_result(future, &py.None().into_bound(py))
+            })
+        })
     }
 
     /// A new inbox of every event from now on (see the module docs).

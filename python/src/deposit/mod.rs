@@ -23,9 +23,13 @@
 //!   their exceptions go to `sys.unraisablehook`. The client's `__traverse__`/`__clear__`
 //!   expose them (and the wallet providers) to the garbage collector, so a callback that refers
 //!   to its client is collected with it.
+//! - **Signer** (`signer=`, the `particle` backend): a `depositkit.CallbackSigner`
+//!   ([`crate::signer`]), whose callable the core calls on its blocking pool; the client keeps
+//!   the object for the collector (`__traverse__`) until it closes.
 //! - **Awaitables** (`_…_async`, and `_event_inbox()`): what `depositkit.AsyncDepositClient`
-//!   awaits ([`aio`]): the same core calls on a bounded pool of waiting threads, completing an
-//!   `asyncio.Future` on the caller's loop; the events through an inbox subscribed to the core.
+//!   awaits ([`aio`]): the core client's async calls (tasks of its runtime, no thread waiting),
+//!   completing an `asyncio.Future` on the caller's loop; the events through an inbox
+//!   subscribed to the core.
 //! - **Files**: this one holds the class, its construction, state and lifecycle; `args.rs` the
 //!   arguments, `observe.rs` events and notifications, `history.rs`, `refunds.rs` (and recovery),
 //!   `wallet.rs` (funding and onramp) their methods, `aio.rs` the awaitable forms.
@@ -67,9 +71,11 @@ use crate::funding::{
 use crate::onramp::{PyOnrampOrder, fiat_amount_arg, message_arg};
 use crate::options::{build_config, client_err, destination_arg, shown};
 use crate::providers::{FailureLog, ProviderRole, ProviderSlot, Providers};
+use crate::signer::{PyCallbackSigner, signer_arg};
 
 mod aio;
 mod args;
+mod events_batch;
 mod health;
 mod history;
 mod observe;
@@ -153,6 +159,8 @@ pub(crate) struct PyDepositClient {
     providers: Mutex<Providers>,
     /// The exceptions those providers raised, for chaining onto the call that failed.
     failures: Arc<FailureLog>,
+    /// The `signer=` the core signs with (for the collector; released on close).
+    signer: Mutex<Option<Py<PyCallbackSigner>>>,
 }
 
 /// Keeps `slot` under the id the core gave it (in the list, locked since before the
@@ -304,6 +312,7 @@ impl PyDepositClient {
         let providers = self.providers().clear();
         drop(providers);
         drop(self.failures.clear());
+        drop(self.signer.lock().unwrap_or_else(PoisonError::into_inner).take());
     }
 }
 
@@ -331,9 +340,9 @@ impl Drop for PyDepositClient {
 impl PyDepositClient {
     #[new]
     #[pyo3(
-        signature = (owner_address, destination, *, on_deposit_event=None, **options),
+        signature = (owner_address, destination, *, on_deposit_event=None, signer=None, **options),
         // BEGIN generated text_signature (core/tests/option_table.rs)
-        text_signature = "(owner_address, destination, *, on_deposit_event=None, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024, store_path=None)"
+        text_signature = "(owner_address, destination, *, on_deposit_event=None, signer=None, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, backend=None, particle=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024, store_path=None)"
         // END generated text_signature
     )]
     fn new(
@@ -341,9 +350,14 @@ impl PyDepositClient {
         owner_address: &Bound<'_, PyAny>,
         destination: &Bound<'_, PyAny>,
         on_deposit_event: Option<&Bound<'_, PyAny>>,
+        signer: Option<&Bound<'_, PyAny>>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let mut config = build_config(owner_address, destination, options)?;
+        let signer = signer_arg(py, signer)?;
+        if let Some(signer) = &signer {
+            config = config.with_signer_source(Arc::new(signer.get().core()));
+        }
         let mut callbacks = Vec::new();
         if let Some(callback) = given(on_deposit_event) {
             if !callback.is_callable() {
@@ -376,6 +390,7 @@ impl PyDepositClient {
             callbacks: Mutex::new(callbacks),
             providers: Mutex::new(Providers::default()),
             failures: Arc::new(FailureLog::default()),
+            signer: Mutex::new(signer),
         })
     }
 
@@ -553,6 +568,9 @@ impl PyDepositClient {
             for slot in providers.slots() {
                 slot.traverse(&visit)?;
             }
+        }
+        if let Ok(signer) = self.signer.try_lock() {
+            visit.call(signer.as_ref())?;
         }
         self.failures.traverse(&visit)
     }

@@ -18,6 +18,9 @@ __all__ = [
     "SERVER_KEY",
     "USER_UUID",
     "USER_TOKEN",
+    "seed_hex",
+    "kms_address",
+    "kms_sign_digest",
 ]
 
 owner: str
@@ -31,3 +34,9 @@ PROJECT_ID: str
 SERVER_KEY: str
 USER_UUID: str
 USER_TOKEN: str
+
+# README's "Production": the host's master seed, and its KMS key's address and signing call.
+seed_hex: str
+kms_address: str
+
+def kms_sign_digest(digest: bytes) -> bytes: ...

@@ -26,40 +26,7 @@ impl DepositClient {
         page: Option<u32>,
         page_size: Option<u32>,
     ) -> Result<TransactionsResponse> {
-        self.inner.guard(ClientCall::GetTransactions)?;
-        let page = page.unwrap_or(1);
-        let page_size = check_page_size(page_size)?;
-        if page == 0 {
-            return Err(Error::invalid_argument("page must be at least 1, got 0"));
-        }
-        let account_id = self.inner.account_id()?;
-        let key = HistoryCaches::page_key(page, page_size);
-        let generation = {
-            let mut caches = self.history();
-            if let Some(hit) = caches.pages.get(&key, now_ms()) {
-                return Ok(hit);
-            }
-            caches.generation
-        };
-        let inner = Arc::clone(&self.inner);
-        let answer = self
-            .inner
-            .runtime
-            .block_on("get_transactions()", self.inner.config.call_timeout, async move {
-                with_session(&inner.session, |jwt| {
-                    let account = &inner.account;
-                    let id = account_id.clone();
-                    async move { account.transactions(&jwt, &id, page, page_size).await }
-                })
-                .await
-                .map_err(|e| history_error(e, "Failed to get transactions"))
-            })
-            .and_then(|r| r)?;
-        let mut caches = self.history();
-        if caches.generation == generation {
-            caches.pages.set(&key, answer.clone(), now_ms());
-        }
-        Ok(answer)
+        self.wait_for_cached(self.admit_transactions(page, page_size))
     }
 
     /// One token's transactions on one chain (spec §2 `TokenTransactionsResponse`), newest
@@ -76,46 +43,7 @@ impl DepositClient {
         filter: &TokenTransactionFilter,
         page_token: Option<&str>,
     ) -> Result<TokenTransactionsResponse> {
-        self.inner.guard(ClientCall::GetTokenTransactions)?;
-        let page_size = check_page_size(filter.page_size)?;
-        if filter.address.trim().is_empty() {
-            return Err(Error::invalid_argument("filter.address is empty"));
-        }
-        let account_id = self.inner.account_id()?;
-        let key = HistoryCaches::token_key(filter, page_size, page_token);
-        let generation = {
-            let mut caches = self.history();
-            if let Some(hit) = caches.tokens.get(&key, now_ms()) {
-                return Ok(hit);
-            }
-            caches.generation
-        };
-        let inner = Arc::clone(&self.inner);
-        let chain_id = filter.chain_id;
-        let address = filter.address.clone();
-        let cursor = page_token.map(str::to_owned);
-        let answer = self
-            .inner
-            .runtime
-            .block_on("get_token_transactions()", self.inner.config.call_timeout, async move {
-                with_session(&inner.session, |jwt| {
-                    let account = &inner.account;
-                    let (id, address, cursor) = (&account_id, &address, cursor.as_deref());
-                    async move {
-                        account
-                            .token_transactions(&jwt, id, chain_id, address, cursor, page_size)
-                            .await
-                    }
-                })
-                .await
-                .map_err(|e| history_error(e, "Failed to get token transactions"))
-            })
-            .and_then(|r| r)?;
-        let mut caches = self.history();
-        if caches.generation == generation {
-            caches.tokens.set(&key, answer.clone(), now_ms());
-        }
-        Ok(answer)
+        self.wait_for_cached(self.admit_token_transactions(filter, page_token))
     }
 
     /// One transaction of the account (spec §2 `UATransaction`). Cached 30 s.
@@ -126,46 +54,11 @@ impl DepositClient {
     /// initialization; [`ErrorKind::UniversalAccount`] ("Failed to get transaction: …");
     /// [`ErrorKind::Timeout`].
     pub fn get_transaction(&self, transaction_id: &str) -> Result<UaTransaction> {
-        self.inner.guard(ClientCall::GetTransaction)?;
-        if transaction_id.trim().is_empty() {
-            return Err(Error::invalid_argument("transaction id is empty"));
-        }
-        let account_id = self.inner.account_id()?;
-        let generation = {
-            let mut caches = self.history();
-            if let Some(hit) = caches.single.get(transaction_id, now_ms()) {
-                return Ok(hit);
-            }
-            caches.generation
-        };
-        let inner = Arc::clone(&self.inner);
-        let id = transaction_id.to_owned();
-        let answer = self
-            .inner
-            .runtime
-            .block_on("get_transaction()", self.inner.config.call_timeout, async move {
-                with_session(&inner.session, |jwt| {
-                    let account = &inner.account;
-                    let (account_id, id) = (&account_id, &id);
-                    async move { account.transaction(&jwt, account_id, id).await }
-                })
-                .await
-                .map_err(|e| history_error(e, "Failed to get transaction"))
-            })
-            .and_then(|r| r)?;
-        let mut caches = self.history();
-        if caches.generation == generation {
-            caches.single.set(transaction_id, answer.clone(), now_ms());
-        }
-        Ok(answer)
-    }
-
-    fn history(&self) -> MutexGuard<'_, HistoryCaches> {
-        self.inner.history.lock().unwrap_or_else(|e| e.into_inner())
+        self.wait_for_cached(self.admit_transaction(transaction_id))
     }
 }
 
-fn check_page_size(page_size: Option<u32>) -> Result<u32> {
+pub(super) fn check_page_size(page_size: Option<u32>) -> Result<u32> {
     let size = page_size.unwrap_or(DEFAULT_PAGE_SIZE);
     if size == 0 || size > MAX_PAGE_SIZE {
         return Err(Error::invalid_argument(format!(
@@ -173,6 +66,12 @@ fn check_page_size(page_size: Option<u32>) -> Result<u32> {
         )));
     }
     Ok(size)
+}
+
+/// A history call's failure on a backend other than devnet's protocol (Particle): its own
+/// kind (authentication, rate limit, not found, …), the call named.
+pub(super) fn backend_error(error: Error, what: &str) -> Error {
+    Error::new(error.kind(), format!("{what}: {}", error.message())).with_source(error)
 }
 
 /// A history call's failure: 404 `NOT_FOUND` is [`ErrorKind::NotFound`], the rest

@@ -1,7 +1,8 @@
-//! [`DepositClient`]: the synchronous facade over the watcher, the sweeper and the events.
+//! [`DepositClient`]: the facade over the watcher, the sweeper and the events — blocking
+//! methods, and their `…_async` twins (`async_api.rs`, which both forms share).
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -9,7 +10,7 @@ use tracing::Instrument;
 
 use super::config::{
     DepositClientConfig, Destination, DestinationConfig, NotificationsConfig, RefundConfig,
-    resolve_destination,
+    ResolvedBackend, ResolvedConfig, resolve_destination,
 };
 use super::engine::{Inner, Job, State};
 use super::events::{
@@ -29,6 +30,7 @@ use super::port::{ClientPort, not_initialized};
 use super::records::DepositRecord;
 use super::status::{ClientCall, ClientStatus, Lifecycle};
 use super::store::DepositStore;
+use super::store::contract::OwnerStore;
 use super::watcher::{Detector, Thresholds};
 use crate::chains::Chain;
 use crate::describe::quote;
@@ -36,13 +38,17 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::funding::Funding;
 use crate::onramp::Onramp;
 use crate::runtime::Runtime;
+use crate::services::particle::{ParticleBackend, ParticleClient, ParticleConfig};
 use crate::services::{
     AccountBackend, AccountClient, CallError, JwtClient, ProtocolBackend, SessionManager,
     SignerClient, TokenTransactionsResponse, TransactionsResponse, UaTransaction, with_session,
 };
 
+mod async_api;
+mod call;
 mod funding;
 mod history;
+mod history_reads;
 mod observe;
 mod onramp;
 mod refunds;
@@ -53,10 +59,19 @@ const DROP_TIMEOUT: Duration = Duration::from_secs(2);
 /// The deposit client (spec §4): deposit addresses, a watcher, a sweeper that delivers each
 /// deposit to the destination, and lifecycle events.
 ///
-/// Every method is synchronous and thread-safe; the work runs on depositkit's shared runtime
-/// ([`crate::runtime`]). Blocking methods wait at most `call_timeout_ms`. Many clients in one
-/// process share that runtime, one pool of event-delivery threads ([`super::dispatch`]) and
-/// one batched balance poll per service ([`super::poller`]).
+/// Every method is thread-safe; the work runs on depositkit's shared runtime
+/// ([`crate::runtime`]). Blocking methods wait at most `call_timeout_ms`, on the calling
+/// thread (never one of the runtime's: called there they fail with [`ErrorKind::Internal`]).
+/// Each call that does I/O or waits has an async twin of the same name with `_async`
+/// ([`initialize_async`](DepositClient::initialize_async),
+/// [`sweep_async`](DepositClient::sweep_async),
+/// [`recover_funds_async`](DepositClient::recover_funds_async),
+/// [`get_transactions_async`](DepositClient::get_transactions_async), …): it checks and admits
+/// the call at once and returns a [`Task`](crate::runtime::Task), a future of the same answer
+/// (the same errors, `call_timeout_ms` included) that any executor may await without a
+/// thread waiting for it. Many clients in one process share that runtime, one pool of
+/// event-delivery threads ([`super::dispatch`]) and one batched balance poll per service
+/// ([`super::poller`]).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -132,12 +147,48 @@ impl DepositClient {
     /// [`initialize`]: DepositClient::initialize
     pub fn new(config: DepositClientConfig) -> Result<DepositClient> {
         let resolved = config.resolve()?;
-        let runtime = Runtime::shared()?;
-        let store = Arc::new(DepositStore::open(
+        let store = DepositStore::open(
             resolved.store_path.as_deref(),
             &resolved.owner,
             resolved.event_queue_capacity,
-        )?);
+        )?;
+        DepositClient::build(config, resolved, store)
+    }
+
+    /// Like [`new`](DepositClient::new), with the client's durable state in `store` (any store of
+    /// the store contract, e.g. depositkit-fleet's fenced PostgreSQL store) instead of a
+    /// `storePath` file.
+    ///
+    /// # Errors
+    /// As [`new`](DepositClient::new); [`ErrorKind::Configuration`] when `config` also sets
+    /// `storePath` or `store` keeps another owner; the store's error when it cannot be read.
+    pub fn with_store(
+        config: DepositClientConfig,
+        store: Box<dyn OwnerStore>,
+    ) -> Result<DepositClient> {
+        let resolved = config.resolve()?;
+        if resolved.store_path.is_some() {
+            return Err(Error::configuration(
+                "storePath is set, but the client was given a store: set one or the other",
+            ));
+        }
+        if store.owner() != resolved.owner {
+            return Err(Error::configuration(format!(
+                "the store keeps owner {}, but ownerAddress is {}",
+                store.owner(),
+                resolved.owner
+            )));
+        }
+        DepositClient::build(config, resolved, DepositStore::durable(store)?)
+    }
+
+    fn build(
+        config: DepositClientConfig,
+        resolved: ResolvedConfig,
+        store: DepositStore,
+    ) -> Result<DepositClient> {
+        let runtime = Runtime::shared()?;
+        let store = Arc::new(store);
         let notes = resolved.notifications.clone().map(NotificationStore::new);
         let (hub, dispatcher) = EventHub::start_with(resolved.event_queue_capacity, notes, store)
             .map_err(|e| {
@@ -159,16 +210,30 @@ impl DepositClient {
             &resolved.http,
             resolved.ua_project_id.as_deref(),
         ));
-        let backend: Arc<dyn AccountBackend> = Arc::new(ProtocolBackend::new(
-            Arc::clone(&session),
-            Arc::clone(&signer),
-            Arc::clone(&account),
-        ));
-        let poller = BalancePoller::shared(
-            &resolved.urls.account,
-            &resolved.http,
-            resolved.ua_project_id.as_deref(),
-        );
+        let (backend, poller): (Arc<dyn AccountBackend>, _) = match &resolved.backend {
+            ResolvedBackend::Devnet => (
+                Arc::new(ProtocolBackend::new(
+                    Arc::clone(&session),
+                    Arc::clone(&signer),
+                    Arc::clone(&account),
+                )),
+                Some(BalancePoller::shared(
+                    &resolved.urls.account,
+                    &resolved.http,
+                    resolved.ua_project_id.as_deref(),
+                )),
+            ),
+            ResolvedBackend::Particle { client, signers } => {
+                // The client's HTTP options apply to Particle's service too.
+                let client = ParticleConfig {
+                    timeout: resolved.http.timeout,
+                    retry: resolved.http.retry,
+                    ..(**client).clone()
+                };
+                let client = ParticleClient::new(client)?;
+                (Arc::new(ParticleBackend::new(client, Arc::clone(signers))), None)
+            }
+        };
         let thresholds = Thresholds {
             min_value_usd: resolved.min_value_usd,
             supported_tokens: resolved.supported_tokens.clone(),
@@ -221,74 +286,7 @@ impl DepositClient {
     /// the client is already initialized; [`ErrorKind::UniversalAccount`] when the account
     /// cannot be initialized; [`ErrorKind::Timeout`] after `call_timeout_ms`.
     pub fn initialize(&self) -> Result<DepositAddresses> {
-        self.inner.guard(ClientCall::Initialize)?;
-        let change = {
-            let mut state = self.inner.state();
-            match state.status.lifecycle() {
-                Lifecycle::Idle | Lifecycle::Failed => {}
-                Lifecycle::Initializing => {
-                    return Err(Error::configuration("initialize() is already running"));
-                }
-                Lifecycle::Ready => return Err(Error::configuration("Client already initialized")),
-                Lifecycle::Closed => {
-                    return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
-                }
-            }
-            state.status.set_lifecycle(Lifecycle::Initializing)
-        };
-        self.inner.emit_status(change);
-        let inner = Arc::clone(&self.inner);
-        let outcome = self
-            .inner
-            .runtime
-            .block_on("initialize()", self.inner.config.call_timeout, inner.init_async())
-            .and_then(|r| r)
-            .and_then(|(info, wallet)| {
-                let restored = self.inner.load_store(&info.account_id)?;
-                Ok((info, wallet, restored))
-            });
-        let mut state = self.inner.state();
-        if self.inner.is_closed() {
-            return Err(Error::new(
-                ErrorKind::DepositSdk,
-                "the client was closed during initialize()",
-            ));
-        }
-        match outcome {
-            Ok((info, wallet, restored)) => {
-                let addresses = DepositAddresses {
-                    evm: info.evm_address.clone(),
-                    solana: info.solana_address.clone(),
-                };
-                state.account = Some(info);
-                state.wallet = Some(wallet);
-                let (tx, rx) = mpsc::unbounded_channel();
-                state.jobs = Some(tx);
-                let weak = Arc::downgrade(&self.inner);
-                state.executor = Some(
-                    self.inner
-                        .runtime
-                        .spawn(Inner::executor_loop(weak, rx).instrument(self.inner.span())),
-                );
-                if let Err(error) = self.inner.resume(&mut state, restored) {
-                    let change = state.status.set_lifecycle(Lifecycle::Failed);
-                    drop(state);
-                    self.inner.emit_status(change);
-                    return Err(error);
-                }
-                state.recount();
-                let change = state.status.set_lifecycle(Lifecycle::Ready);
-                drop(state);
-                self.inner.emit_status(change);
-                Ok(addresses)
-            }
-            Err(error) => {
-                let change = state.status.set_lifecycle(Lifecycle::Failed);
-                drop(state);
-                self.inner.emit_status(change);
-                Err(error)
-            }
-        }
+        self.wait_for(self.admit_initialize())
     }
 
     /// The deposit addresses.
@@ -435,18 +433,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`] (or
     /// [`ErrorKind::Jwt`]) when the balances cannot be read; [`ErrorKind::Timeout`].
     pub fn poll_now(&self) -> Result<Vec<DepositLifecycleEvent>> {
-        self.inner.guard(ClientCall::PollNow)?;
-        self.inner.account_id()?;
-        let inner = Arc::clone(&self.inner);
-        let outcome = self
-            .inner
-            .runtime
-            .block_on("poll_now()", self.inner.config.call_timeout, inner.poll_once())
-            .and_then(|r| r);
-        if let Err(error) = &outcome {
-            self.inner.emit_error(error);
-        }
-        outcome
+        self.wait_for(self.admit_poll())
     }
 
     /// Detected deposits that are not delivered yet (queued, being swept, failed, or with an
@@ -472,36 +459,7 @@ impl DepositClient {
     /// [`ErrorKind::Sweep`] when the deposit is already being swept;
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::Timeout`].
     pub fn sweep(&self, deposit_id: &str) -> Result<SweepResult> {
-        self.inner.guard(ClientCall::Sweep)?;
-        let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
-        {
-            let mut state = self.inner.state();
-            if state.account.is_none() {
-                return Err(not_initialized());
-            }
-            if !state.deposits.contains_key(deposit_id) {
-                let why = state
-                    .gone_reason(deposit_id)
-                    .unwrap_or_else(|| format!("Deposit {} not found", quote(deposit_id)));
-                return Err(Error::new(ErrorKind::NotFound, why));
-            }
-            let (_, jobs) = state.admit(deposit_id, Command::Sweep)?;
-            let job = Job::Sweep { deposit_id: deposit_id.to_owned(), reply: Some(reply_tx) };
-            if jobs.send(job).is_err() {
-                return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
-            }
-            let change = state.recount();
-            drop(state);
-            self.inner.emit_status(change);
-        }
-        self.inner
-            .runtime
-            .block_on("sweep()", self.inner.config.call_timeout, async move {
-                reply_rx.await.map_err(|_| {
-                    Error::new(ErrorKind::DepositSdk, "the client closed before the sweep finished")
-                })
-            })
-            .and_then(|r| r)
+        self.wait_for(self.queue_sweep(deposit_id))
     }
 
     /// The result of the last sweep of `deposit_id` (automatic or manual), if one finished.

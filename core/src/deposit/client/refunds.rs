@@ -22,21 +22,7 @@ impl DepositClient {
     /// swept or refunded now; [`ErrorKind::NotFound`] for an unknown id;
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::Timeout`].
     pub fn refund(&self, deposit_id: &str, reason: RefundReason) -> Result<RefundResult> {
-        self.inner.guard(ClientCall::Refund)?;
-        let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
-        self.inner.request_refund(deposit_id, reason, Some(reply_tx))?;
-        self.inner
-            .runtime
-            .block_on("refund()", self.inner.config.call_timeout, async move {
-                reply_rx.await.map_err(|_| {
-                    Error::new(
-                        ErrorKind::DepositSdk,
-                        "the client closed before the refund finished",
-                    )
-                })
-            })
-            .and_then(|r| r)
-            .and_then(|r| r)
+        self.wait_for(self.queue_refund(deposit_id, reason))
     }
 
     /// Whether [`refund`](DepositClient::refund) would try to send deposit `deposit_id` back
@@ -51,16 +37,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`]
     /// when the senders or the price cannot be read; [`ErrorKind::Timeout`].
     pub fn can_refund(&self, deposit_id: &str) -> Result<RefundEligibility> {
-        self.inner.guard(ClientCall::CanRefund)?;
-        self.inner.account_id()?;
-        let inner = Arc::clone(&self.inner);
-        let id = deposit_id.to_owned();
-        self.inner
-            .runtime
-            .block_on("can_refund()", self.inner.config.call_timeout, async move {
-                inner.eligibility(&id).await
-            })
-            .and_then(|r| r)
+        self.wait_for(self.admit_can_refund(deposit_id))
     }
 
     /// The latest refund update of `deposit_id` (in progress or final), if it was ever
@@ -98,15 +75,7 @@ impl DepositClient {
     /// [`ErrorKind::Configuration`] before initialization; [`ErrorKind::UniversalAccount`];
     /// [`ErrorKind::Timeout`].
     pub fn stuck_funds(&self) -> Result<Vec<DetectedDeposit>> {
-        self.inner.guard(ClientCall::StuckFunds)?;
-        self.inner.account_id()?;
-        let inner = Arc::clone(&self.inner);
-        self.inner
-            .runtime
-            .block_on("stuck_funds()", self.inner.config.call_timeout, async move {
-                inner.scan_stuck().await
-            })
-            .and_then(|r| r)
+        self.wait_for(self.admit_stuck_funds())
     }
 
     /// Sweeps every stuck asset ([`stuck_funds`](DepositClient::stuck_funds)) to the current
@@ -120,37 +89,7 @@ impl DepositClient {
     /// the balances cannot be read; [`ErrorKind::Timeout`] after `call_timeout_ms` (the
     /// recovery goes on in the background).
     pub fn recover_funds(&self) -> Result<Vec<RecoveryResult>> {
-        self.inner.guard(ClientCall::RecoverFunds)?;
-        let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
-        {
-            let mut state = self.inner.state();
-            if state.account.is_none() {
-                return Err(not_initialized());
-            }
-            let sent = state
-                .jobs
-                .as_ref()
-                .is_some_and(|tx| tx.send(Job::Recover { reply: reply_tx }).is_ok());
-            if !sent {
-                return Err(Error::new(ErrorKind::DepositSdk, "the client is closed"));
-            }
-            state.recovering += 1;
-            let change = state.recount();
-            drop(state);
-            self.inner.emit_status(change);
-        }
-        self.inner
-            .runtime
-            .block_on("recover_funds()", self.inner.config.call_timeout, async move {
-                reply_rx.await.map_err(|_| {
-                    Error::new(
-                        ErrorKind::DepositSdk,
-                        "the client closed before the recovery finished",
-                    )
-                })
-            })
-            .and_then(|r| r)
-            .and_then(|r| r)
+        self.wait_for(self.queue_recovery())
     }
 
     /// Whether a recovery is queued or running.

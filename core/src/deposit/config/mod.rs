@@ -11,6 +11,7 @@
 //! fails with [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) naming the option
 //! and the value. Messages follow the reference SDK's (§8.2).
 
+mod backend;
 mod checks;
 mod destination;
 mod nested;
@@ -30,6 +31,7 @@ use crate::error::{Error, Result};
 
 use super::events::DepositLifecycleEvent;
 
+pub use backend::{BackendChoice, ParticleOptions, Secret, SignerKind};
 pub(crate) use checks::check_url;
 pub use destination::{Destination, DestinationConfig, resolve_destination};
 pub use nested::{
@@ -40,7 +42,7 @@ pub use nested::{
 };
 pub use option::{NESTED_OPTION_NAMES, OptionArg, OptionError, OptionKind, OptionSpec};
 pub use options::{DepositClientConfig, OPTIONS, option_by_field, option_named};
-pub(crate) use resolve::ResolvedConfig;
+pub(crate) use resolve::{ResolvedBackend, ResolvedConfig};
 
 /// The watcher's default polling interval (spec §8), milliseconds.
 pub const DEFAULT_POLLING_INTERVAL_MS: u64 = crate::DEFAULT_POLLING_INTERVAL_MS;
@@ -81,12 +83,30 @@ impl fmt::Debug for DepositClientConfig {
             .field("supported_chains", &self.supported_chains)
             .field("polling_interval_ms", &self.polling_interval_ms)
             .field("auto_sweep", &self.auto_sweep)
+            .field("backend", &self.backend)
+            .field("particle", &self.particle)
             .field("services_url", &self.services_url)
+            .field("signer_source", &self.signer_source)
             .finish_non_exhaustive()
     }
 }
 
 impl DepositClientConfig {
+    /// Signs with `source` (e.g. one [`CallbackSigner`](crate::signer::CallbackSigner) for
+    /// every owner, a KMS or HSM behind it) on the `particle` backend. It overrides the signer
+    /// options (`signer`); it is not an option of the table, since JSON cannot hold it.
+    #[must_use]
+    pub fn with_signer_source(mut self, source: Arc<dyn crate::signer::SignerSource>) -> Self {
+        self.signer_source = Some(source);
+        self
+    }
+
+    /// The host-provided signer source, when [`with_signer_source`](Self::with_signer_source)
+    /// set one.
+    pub fn signer_source(&self) -> Option<&Arc<dyn crate::signer::SignerSource>> {
+        self.signer_source.as_ref()
+    }
+
     /// Reads a configuration from JSON with the spec's camelCase option names: `ownerAddress`
     /// and `destination` (`{chainId, address?, token?}`) required, then any option of
     /// [`OPTIONS`] by its spec name (`minValueUSD`, `pollingIntervalMs`, `notifications` (an

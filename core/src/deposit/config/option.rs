@@ -355,7 +355,8 @@ macro_rules! object_value {
 object_value!(
     super::nested::RefundConfig,
     super::nested::FundingConfig,
-    super::nested::OnrampConfig
+    super::nested::OnrampConfig,
+    super::backend::ParticleOptions
 );
 
 impl OptionValue for Option<NotificationsConfig> {
@@ -390,6 +391,11 @@ pub const NESTED_OPTION_NAMES: &[&str] = &[
     "balanceProvider",
     "balanceApiUrl",
     "minValueUSD",
+    "rpcUrl",
+    "projectId",
+    "clientKey",
+    "signerKey",
+    "signerSeed",
 ];
 
 /// Declares every option once; see the module's documentation. Each entry:
@@ -422,6 +428,10 @@ macro_rules! deposit_options {
             )*
             /// Headless callback for lifecycle events (spec §4 `onDepositEvent`).
             pub on_deposit_event: Option<LifecycleCallback>,
+            /// A signer source the host provides (a KMS callback): overrides the signer
+            /// options. Set with [`DepositClientConfig::with_signer_source`]; not an option of
+            /// the table (a JSON value cannot hold it).
+            pub signer_source: Option<std::sync::Arc<dyn crate::signer::SignerSource>>,
         }
 
         impl DepositClientConfig {
@@ -432,6 +442,7 @@ macro_rules! deposit_options {
                     destination,
                     $($field: $default,)*
                     on_deposit_event: None,
+                    signer_source: None,
                 }
             }
 

@@ -7,6 +7,7 @@
 //! by `core/tests/option_table.rs`). Checks that span several options (the polling minimum, the
 //! service URLs) are in [`super::resolve`].
 
+use super::backend::{BackendChoice, ParticleOptions, check_particle};
 use super::checks::{check_delay, check_text, check_url, check_usd};
 use super::destination::DestinationConfig;
 use super::nested::{
@@ -118,6 +119,22 @@ deposit_options! {
     /// `default_fiat_amount`, `payment_mode`, `widget_url`.
     onramp / with_onramp: OnrampConfig = OnrampConfig::default(),
         "onramp", Object, check |_, onramp| check_onramp(onramp);
+    /// The universal-account backend: `"devnet"` (the default: `docs/protocol.md`, the services
+    /// under `services_url`) or `"particle"` (Particle's Universal Account JSON-RPC with a
+    /// server-side signer, set up by `particle`; `docs/particle.md`).
+    backend / with_backend: BackendChoice = BackendChoice::Devnet,
+        "backend", Text, check unchecked;
+    /// The `particle` backend's settings (`docs/particle.md` §8), every key optional:
+    /// `environment` (`"production"`, the default, or `"staging"`), `rpc_url` (a URL of your
+    /// own, e.g. devnet's `…/particle`; beats `environment`), `project_id` and `client_key`
+    /// (the project's credentials; else `DEPOSITKIT_PARTICLE_PROJECT_ID` and
+    /// `DEPOSITKIT_PARTICLE_CLIENT_KEY`), and the signer: `signer_key` (one key, 64 hex
+    /// digits), `signer_seed` (a master seed in hex: one key per owner), or `signer` (`"key"`
+    /// or `"seed"`: read `DEPOSITKIT_PARTICLE_SIGNER_KEY` or `DEPOSITKIT_PARTICLE_SIGNER_SEED`;
+    /// unset, whichever is set). A host signer (a KMS callback) overrides these. Secrets are
+    /// never shown.
+    particle / with_particle: ParticleOptions = ParticleOptions::default(),
+        "particle", Object, check |_, particle| check_particle(particle);
     /// Base URL of the three services (`{services_url}/jwt`, `/signer`, `/ua`), e.g. a
     /// devnet's. Either it or each of `jwt_service_url`, `signer_url` and
     /// `account_service_url` is required.

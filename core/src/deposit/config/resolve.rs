@@ -2,15 +2,19 @@
 //! (declared in the table), then the checks that span several options, then the derived values
 //! (durations, service URLs, HTTP settings).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::describe::quote;
 use crate::error::{Error, Result};
 use crate::http::RetryPolicy;
+use crate::services::particle::ParticleConfig;
 use crate::services::{HttpSettings, ServiceUrls};
+use crate::signer::SignerSource;
 use crate::tokens::TokenType;
 use crate::validate::evm_address_problem;
 
+use super::backend::BackendChoice;
 use super::checks::check_url;
 use super::destination::{Destination, resolve_destination};
 use super::nested::{FundingConfig, NotificationsConfig, OnrampConfig, RefundConfig};
@@ -40,6 +44,16 @@ pub(crate) struct ResolvedConfig {
     pub store_path: Option<std::path::PathBuf>,
     pub funding: FundingConfig,
     pub onramp: OnrampConfig,
+    pub backend: ResolvedBackend,
+}
+
+/// The backend the client runs on, with what it needs.
+#[derive(Debug, Clone)]
+pub(crate) enum ResolvedBackend {
+    /// `docs/protocol.md` at [`ResolvedConfig::urls`].
+    Devnet,
+    /// Particle's service and the owners' signers.
+    Particle { client: Box<ParticleConfig>, signers: Arc<dyn SignerSource> },
 }
 impl DepositClientConfig {
     /// Checks every option.
@@ -66,7 +80,23 @@ impl DepositClientConfig {
                 self.min_polling_interval_ms, self.polling_interval_ms
             )));
         }
-        let urls = self.resolve_urls()?;
+        self.backend.check_signer_source(self.signer_source.is_some())?;
+        let backend = match self.backend {
+            BackendChoice::Devnet => ResolvedBackend::Devnet,
+            BackendChoice::Particle => ResolvedBackend::Particle {
+                client: Box::new(self.particle.client_config()?),
+                signers: match &self.signer_source {
+                    Some(source) => Arc::clone(source),
+                    None => self.particle.signer_source()?,
+                },
+            },
+        };
+        let urls = match (&backend, self.resolve_urls()) {
+            (_, Ok(urls)) => urls,
+            // Particle's backend uses none of the three services.
+            (ResolvedBackend::Particle { .. }, Err(_)) => ServiceUrls::under(""),
+            (ResolvedBackend::Devnet, Err(e)) => return Err(e),
+        };
         let mut supported_tokens = self.supported_tokens.clone();
         supported_tokens.sort();
         supported_tokens.dedup();
@@ -100,6 +130,7 @@ impl DepositClientConfig {
             store_path: self.store_path.as_ref().map(std::path::PathBuf::from),
             funding: self.funding.clone(),
             onramp: self.onramp.clone(),
+            backend,
         })
     }
 

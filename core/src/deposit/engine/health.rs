@@ -37,7 +37,8 @@ impl Inner {
             .get("account")
             .and_then(|s| s.last_error_ms.map(|at| at > s.last_ok_ms.unwrap_or(0)))
             .unwrap_or(false);
-        let session_valid = self.session.is_valid_now();
+        // Particle's backend has no session: its credentials do not expire.
+        let session_valid = !self.speaks_protocol() || self.session.is_valid_now();
         Health {
             healthy: ready && stuck.is_empty() && !(watching && poll_failing),
             services,

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::config::{Destination, ResolvedConfig};
+use super::config::{Destination, ResolvedBackend, ResolvedConfig};
 use super::events::{DepositEvent, DepositLifecycleEvent, DepositPhase, EventDestination};
 use super::history::HistoryCaches;
 use super::hub::EventHub;
@@ -38,8 +38,9 @@ use crate::funding::Funding;
 use crate::onramp::Onramp;
 use crate::runtime::Runtime;
 use crate::services::{
-    AccountBackend, AccountClient, AccountInfo, BackendAccount, CallError, Quote, QuoteDestination,
-    QuotePurpose, QuoteRequest, QuoteSource, SessionManager, SignerClient,
+    AccountBackend, AccountClient, AccountInfo, BackendAccount, CallError, PreparedTransfer,
+    QuoteDestination, QuotePurpose, QuoteRequest, QuoteSource, SessionManager, SignerClient,
+    service_error_of,
 };
 use crate::units::U256;
 
@@ -233,6 +234,36 @@ impl State {
     }
 }
 
+/// A backend's error as the call error the engine's callers read: the service's refusal when
+/// it carries one, else the transport's or the session's own error.
+fn call_error_of(error: Error) -> CallError {
+    if let Some(refusal) = service_error_of(&error) {
+        return CallError::Service(refusal.clone());
+    }
+    let cause = std::error::Error::source(&error).and_then(|s| s.downcast_ref::<Error>());
+    match cause {
+        Some(cause) if matches!(cause.kind(), ErrorKind::Jwt | ErrorKind::Authentication) => {
+            CallError::Session(Error::new(cause.kind(), cause.message()))
+        }
+        Some(cause) => CallError::Transport(Error::new(cause.kind(), cause.message())),
+        None => CallError::Transport(error),
+    }
+}
+
+/// Lowers `detector`'s held baseline of `deposit`'s line by the deposit's amount, which just
+/// left the account, and saves the new snapshot with `change` (see [`Inner::baseline_lock`]).
+pub(crate) fn lower_baseline(
+    detector: Option<&mut Detector>,
+    deposit: &DetectedDeposit,
+    change: &mut Change,
+) {
+    if let Some(detector) = detector
+        && detector.spent(deposit.chain_id, deposit.token, deposit.raw_amount)
+    {
+        change.detector = Some(detector.snapshot());
+    }
+}
+
 /// The shared core of a client; tasks hold it weakly.
 pub(crate) struct Inner {
     pub runtime: Arc<Runtime>,
@@ -241,11 +272,13 @@ pub(crate) struct Inner {
     pub session: Arc<SessionManager>,
     pub signer: Arc<SignerClient>,
     pub account: Arc<AccountClient>,
-    /// The account backend over the same session and clients (`ProtocolBackend`): what a send
-    /// goes through (`send.rs`).
+    /// The account backend (`backend` option): devnet's `ProtocolBackend` over the same
+    /// session and clients, or `ParticleBackend`. Quotes, signatures, sends and their status go
+    /// through it (`send.rs`); so do the start, polls and history on Particle.
     pub backend: Arc<dyn AccountBackend>,
-    /// The process's batcher of balance polls for this client's account service.
-    pub(crate) poller: Arc<BalancePoller>,
+    /// The process's batcher of balance polls for this client's account service (devnet's
+    /// protocol only: `X-Batch-Sessions`); `None` on Particle.
+    pub(crate) poller: Option<Arc<BalancePoller>>,
     pub hub: Arc<EventHub>,
     pub(in crate::deposit) state: Mutex<State>,
     pub(crate) detector: tokio::sync::Mutex<Detector>,
@@ -357,12 +390,7 @@ impl Inner {
                 solana_address: field(|a| &a.solana_address),
             }
         };
-        Services {
-            session: &self.session,
-            account: &self.account,
-            backend: self.backend.as_ref(),
-            owner,
-        }
+        Services { backend: self.backend.as_ref(), owner }
     }
 
     /// Ends the client's engine; `true` the first time.
@@ -370,8 +398,25 @@ impl Inner {
         !self.closed.swap(true, Ordering::AcqRel)
     }
 
+    /// The detector, locked, when money of the account was just delivered (`moved`) and
+    /// deposits are detected from balance increases (Particle): its held baseline must go down
+    /// by what left, in the same store write as the outcome ([`lower_baseline`]). Taken before
+    /// the state lock, as a poll takes them.
+    pub(crate) async fn baseline_lock(
+        &self,
+        moved: bool,
+    ) -> Option<tokio::sync::MutexGuard<'_, Detector>> {
+        if moved && !self.speaks_protocol() { Some(self.detector.lock().await) } else { None }
+    }
+
+    /// Whether the client runs on devnet's protocol (`backend = "devnet"`), not Particle.
+    pub fn speaks_protocol(&self) -> bool {
+        matches!(self.config.backend, ResolvedBackend::Devnet)
+    }
+
     /// A quote of exactly `raw_amount` of `token` on `chain_id` to `destination`, for this
-    /// client's account.
+    /// client's account, through the backend ([`AccountBackend::quote`]). The service's refusal
+    /// (`BELOW_MINIMUM`, …) comes back as [`CallError::Service`], as the callers read it.
     pub(crate) async fn quote_for(
         &self,
         chain_id: u64,
@@ -380,7 +425,7 @@ impl Inner {
         destination: &Destination,
         purpose: QuotePurpose,
         deposit_id: Option<&str>,
-    ) -> std::result::Result<Quote, CallError> {
+    ) -> std::result::Result<PreparedTransfer, CallError> {
         let account_id = self.account_id().map_err(CallError::Transport)?;
         let request = QuoteRequest {
             account_id,
@@ -393,7 +438,8 @@ impl Inner {
             purpose,
             deposit_id: deposit_id.map(str::to_owned),
         };
-        self.services().quote(&request).await
+        let services = self.services();
+        services.backend.quote(&services.owner, &request).await.map_err(call_error_of)
     }
 
     /// Records `sent` as the attempt of deposit `id` now under way, durably, before it is

@@ -14,50 +14,25 @@ use crate::services::{AccountInfo, with_session};
 use crate::validate::{evm_address_problem, solana_address_problem};
 
 impl Inner {
-    /// `initialize()`'s network part: session, wallet check, account.
+    /// `initialize()`'s network part: the intermediary wallet (checked against
+    /// `intermediary_address`) and the account with its deposit addresses — on devnet's
+    /// protocol from the session, signer and account services; on Particle from the backend
+    /// ([`AccountBackend::open_account`](crate::services::AccountBackend::open_account): the
+    /// owner's signer and its universal account).
     pub(crate) async fn init_async(self: Arc<Self>) -> Result<(AccountInfo, String)> {
-        self.session.get().await?;
-        let wallet = with_session(&self.session, |jwt| {
-            let signer = &self.signer;
-            async move { signer.wallet(&jwt).await }
-        })
-        .await
-        .map_err(|e| match e {
-            crate::services::CallError::Service(s) if s.status == 401 => Error::new(
-                ErrorKind::Authentication,
-                format!("the signer refused the intermediary session: {s}"),
-            ),
-            other => {
-                other.into_error(ErrorKind::Authentication, "Fetching the intermediary wallet")
-            }
-        })?;
-        if let Some(reason) = evm_address_problem(&wallet) {
-            return Err(Error::new(
-                ErrorKind::Protocol,
-                format!(
-                    "the signer returned an invalid wallet address {} ({reason})",
-                    quote(&wallet)
-                ),
-            ));
-        }
-        if let Some(expected) = &self.config.intermediary
-            && !expected.eq_ignore_ascii_case(&wallet)
-        {
-            return Err(Error::configuration(format!(
-                "intermediaryAddress {} does not match the signer's wallet {} for this owner",
-                quote(expected),
-                quote(&wallet)
-            )));
-        }
-        let info = with_session(&self.session, |jwt| {
-            let account = &self.account;
-            let wallet = wallet.clone();
-            async move { account.init_account(&jwt, &wallet).await }
-        })
-        .await
-        .map_err(|e| {
-            e.into_error(ErrorKind::UniversalAccount, "Failed to initialize Universal Account")
-        })?;
+        let (info, wallet) = if self.speaks_protocol() {
+            self.open_protocol_account().await?
+        } else {
+            let account = self.backend.open_account(&self.config.owner).await?;
+            self.check_wallet(&account.signer_address)?;
+            let info = AccountInfo {
+                account_id: account.account_id,
+                owner_address: account.signer_address.clone(),
+                evm_address: account.evm_address,
+                solana_address: account.solana_address,
+            };
+            (info, account.signer_address)
+        };
         if let Some(reason) = evm_address_problem(&info.evm_address) {
             return Err(Error::new(
                 ErrorKind::UniversalAccount,
@@ -77,6 +52,59 @@ impl Inner {
             ));
         }
         Ok((info, wallet))
+    }
+
+    /// The wallet from devnet's signer and the account from its account service.
+    async fn open_protocol_account(&self) -> Result<(AccountInfo, String)> {
+        self.session.get().await?;
+        let wallet = with_session(&self.session, |jwt| {
+            let signer = &self.signer;
+            async move { signer.wallet(&jwt).await }
+        })
+        .await
+        .map_err(|e| match e {
+            crate::services::CallError::Service(s) if s.status == 401 => Error::new(
+                ErrorKind::Authentication,
+                format!("the signer refused the intermediary session: {s}"),
+            ),
+            other => {
+                other.into_error(ErrorKind::Authentication, "Fetching the intermediary wallet")
+            }
+        })?;
+        self.check_wallet(&wallet)?;
+        let info = with_session(&self.session, |jwt| {
+            let account = &self.account;
+            let wallet = wallet.clone();
+            async move { account.init_account(&jwt, &wallet).await }
+        })
+        .await
+        .map_err(|e| {
+            e.into_error(ErrorKind::UniversalAccount, "Failed to initialize Universal Account")
+        })?;
+        Ok((info, wallet))
+    }
+
+    /// The intermediary wallet is an EVM address, and the one `intermediary_address` expects.
+    fn check_wallet(&self, wallet: &str) -> Result<()> {
+        if let Some(reason) = evm_address_problem(wallet) {
+            return Err(Error::new(
+                ErrorKind::Protocol,
+                format!(
+                    "the signer returned an invalid wallet address {} ({reason})",
+                    quote(wallet)
+                ),
+            ));
+        }
+        if let Some(expected) = &self.config.intermediary
+            && !expected.eq_ignore_ascii_case(wallet)
+        {
+            return Err(Error::configuration(format!(
+                "intermediaryAddress {} does not match the signer's wallet {} for this owner",
+                quote(expected),
+                quote(wallet)
+            )));
+        }
+        Ok(())
     }
 
     /// Reads what an earlier run of this client left in the store (nothing without one).

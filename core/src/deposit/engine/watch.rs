@@ -6,15 +6,16 @@ use std::time::{Duration, Instant};
 
 use super::{Inner, Job};
 use crate::deposit::events::{DepositEvent, DepositLifecycleEvent, DepositPhase};
+use crate::deposit::history::MAX_PAGE_SIZE;
 use crate::deposit::machine::{self, Effect};
 use crate::deposit::model::now_ms;
 use crate::deposit::poller::{Batched, next_tick};
 use crate::deposit::records::DepositRecord;
 use crate::deposit::store::Change;
-use crate::deposit::watcher::{Detector, Finding};
+use crate::deposit::watcher::{Attribution, Detector, Finding, attribute, receive_ids};
 use crate::error::{ErrorKind, Result};
 use crate::observe;
-use crate::services::{BalanceLine, CallError, with_session};
+use crate::services::{AccountBalance, BalanceLine, CallError, UaTransaction, with_session};
 
 impl Inner {
     /// One poll: fetch balances, detect, register and report deposits, queue their sweeps.
@@ -45,27 +46,36 @@ impl Inner {
         }
     }
 
-    /// The account's balance lines, read in a batch with other clients' polls of the same
-    /// service ([`super::poller`]); alone, with the session renewed once on a 401, when the
-    /// service refused the batch.
-    pub async fn balance_lines(&self, account_id: &str) -> Result<Vec<BalanceLine>> {
+    /// The account's balance lines. On devnet's protocol they are read in a batch with other
+    /// clients' polls of the same service ([`super::poller`]); alone, with the session renewed
+    /// once on a 401, when the service refused the batch. On Particle they are the backend's
+    /// ([`AccountBackend::balances`](crate::services::AccountBackend::balances)), without a
+    /// `received` total.
+    pub async fn balance_lines(&self, account_id: &str) -> Result<Vec<AccountBalance>> {
+        let Some(poller) = &self.poller else {
+            let account = self.services().owner;
+            let mut answers = self.backend.balances(std::slice::from_ref(&account)).await;
+            return answers.pop().unwrap_or_else(|| Ok(Vec::new()));
+        };
         let failed =
             |e: CallError| e.into_error(ErrorKind::UniversalAccount, "Failed to get balances");
         let session = self.session.get().await;
         self.health.record("jwt", session.as_ref().map(|_| ()).map_err(|e| e.message()));
         let session = session.map_err(|e| failed(CallError::Session(e)))?;
-        match self.poller.lines(account_id, &session.jwt).await {
-            Batched::Lines(lines) => return Ok(lines),
+        let lines = match poller.lines(account_id, &session.jwt).await {
+            Batched::Lines(lines) => lines,
             Batched::Failed(error) => return Err(failed(error)),
-            Batched::Refused => {}
-        }
-        let balances = with_session(&self.session, |jwt| {
-            let account = &self.account;
-            async move { account.balances(&jwt, &[account_id], &[]).await }
-        })
-        .await
-        .map_err(failed)?;
-        Ok(balances.get(account_id).cloned().unwrap_or_default())
+            Batched::Refused => {
+                let balances = with_session(&self.session, |jwt| {
+                    let account = &self.account;
+                    async move { account.balances(&jwt, &[account_id], &[]).await }
+                })
+                .await
+                .map_err(failed)?;
+                balances.get(account_id).cloned().unwrap_or_default()
+            }
+        };
+        Ok(lines.into_iter().map(AccountBalance::from).collect())
     }
 
     /// A poll with the detector held by the caller; also returns the balance lines read.
@@ -77,8 +87,11 @@ impl Inner {
         let started = Instant::now();
         let lines = self.balance_lines(&account_id).await;
         self.observe_poll(started, &lines);
-        let lines = lines?;
         let version = detector.version();
+        // Without a `received` total (Particle), the detector keeps one from the increases.
+        let balances = lines?;
+        let attributions = self.attribute_rises(detector, &balances).await;
+        let lines = detector.with_received(balances, &attributions);
         let findings = detector.observe(&account_id, &lines, &self.thresholds, now_ms());
         // New deposits and the baselines that found them are saved together: a restart neither
         // loses them nor reports them again.
@@ -149,6 +162,50 @@ impl Inner {
         }
         self.emit_status(status);
         Ok((events, lines))
+    }
+
+    /// The rises of `balances` that may hold a sweep's or refund's leftover (Particle, see
+    /// `watcher::leftover`), split with the account's receive history into deposits and the
+    /// leftover. A rise the history does not (yet) explain, or every rise when the history
+    /// cannot be read, is counted whole: the leftover is then part of the deposit, as it was
+    /// before this split existed. The transfers seen are remembered as counted.
+    async fn attribute_rises(
+        &self,
+        detector: &mut Detector,
+        balances: &[AccountBalance],
+    ) -> Vec<Attribution> {
+        let unsettled = detector.unsettled(balances);
+        if unsettled.is_empty() {
+            return Vec::new();
+        }
+        let transactions = match self.recent_history().await {
+            Ok(transactions) => transactions,
+            Err(error) => {
+                let owner = self.session.owner();
+                tracing::warn!(owner, error = %error, "history unread: a rise after a sweep is counted whole");
+                return Vec::new();
+            }
+        };
+        let attributed = detector.attributed();
+        let mut attributions = Vec::new();
+        for rise in &unsettled {
+            match attribute(rise, &transactions, &attributed) {
+                Some(attribution) => {
+                    detector.attribute_transfers(&attribution.seen);
+                    attributions.push(attribution);
+                }
+                None => detector.attribute_transfers(&receive_ids(&transactions, rise)),
+            }
+        }
+        attributions
+    }
+
+    /// The account's newest transactions (one page of the backend's history, newest first):
+    /// where a backend without receipts (Particle) shows who sent a deposit and how much.
+    pub(crate) async fn recent_history(&self) -> Result<Vec<UaTransaction>> {
+        let services = self.services();
+        let page = services.backend.transactions(&services.owner, 1, MAX_PAGE_SIZE).await?;
+        Ok(page.transactions)
     }
 
     /// One poll now, then one at every multiple of `interval` on the process-wide grid

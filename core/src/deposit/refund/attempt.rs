@@ -6,7 +6,7 @@ use super::receiver::Receiver;
 use crate::deposit::config::Destination;
 use crate::deposit::model::{DetectedDeposit, RefundReason, SweepResult, now_ms};
 use crate::deposit::send::{Delivery, Progress, SentQuote, credited, set_progress, take_progress};
-use crate::services::{CallError, Quote, QuotePurpose, SendResult};
+use crate::services::{BELOW_MINIMUM, CallError, PreparedTransfer, QuotePurpose, SendResult};
 use crate::units::U256;
 
 /// A sweep quote never executed is known never to execute this long after it expired (a
@@ -75,7 +75,7 @@ impl Inner {
             set_progress(progress, &prior);
             match prior.purpose {
                 QuotePurpose::Refund => {
-                    return match self.services().execute(&prior).await {
+                    return match self.services().resolve(&prior).await {
                         Delivery::Done(answer) => RefundOutcome::Refunded { sent: prior, answer },
                         Delivery::NotExecuted(message) => RefundOutcome::Failed { message },
                         Delivery::Unknown(why) => RefundOutcome::Unknown {
@@ -112,18 +112,19 @@ impl Inner {
             }
         };
         let destination = Destination { chain_id: deposit.chain_id, address, token: deposit.token };
-        let quote = match self.refund_quote(deposit, &destination).await {
-            Ok(quote) => quote,
-            Err(CallError::Service(e)) if e.code == "BELOW_MINIMUM" => {
-                return RefundOutcome::Skipped {
-                    reason: RefundReason::BelowMinimum,
-                    message: format!("The deposit does not cover the refund's gas: {e}"),
-                };
-            }
-            Err(e) => {
-                return RefundOutcome::Failed { message: format!("Refund quote failed: {e}") };
-            }
-        };
+        let PreparedTransfer { quote, backend } =
+            match self.refund_quote(deposit, &destination).await {
+                Ok(transfer) => transfer,
+                Err(CallError::Service(e)) if e.code == BELOW_MINIMUM => {
+                    return RefundOutcome::Skipped {
+                        reason: RefundReason::BelowMinimum,
+                        message: format!("The deposit does not cover the refund's gas: {e}"),
+                    };
+                }
+                Err(e) => {
+                    return RefundOutcome::Failed { message: format!("Refund quote failed: {e}") };
+                }
+            };
         let signature = match self.services().sign(&quote).await {
             Ok(signature) => signature,
             Err(e) => return RefundOutcome::Failed { message: e.message().to_owned() },
@@ -134,7 +135,7 @@ impl Inner {
             destination,
             purpose: QuotePurpose::Refund,
             to_sender,
-            backend: serde_json::Value::Null,
+            backend,
         };
         if let Err(why) = self.record_in_flight(&deposit.id, &sent) {
             return RefundOutcome::Failed { message: format!("Refund not sent: {why}") };
@@ -154,7 +155,7 @@ impl Inner {
         &self,
         deposit: &DetectedDeposit,
         destination: &Destination,
-    ) -> std::result::Result<Quote, CallError> {
+    ) -> std::result::Result<PreparedTransfer, CallError> {
         let (chain_id, token) = (deposit.chain_id, deposit.token.symbol());
         let refund = QuotePurpose::Refund;
         self.quote_for(chain_id, token, deposit.raw_amount, destination, refund, Some(&deposit.id))

@@ -9,7 +9,7 @@ use crate::deposit::machine::{self, Admission, Command, DepositState};
 use crate::deposit::model::{RefundEligibility, RefundReason};
 use crate::describe::quote;
 use crate::error::{ErrorKind, Result};
-use crate::services::CallError;
+use crate::services::{BELOW_MINIMUM, CallError};
 
 impl Inner {
     /// `can_refund(id)`.
@@ -65,7 +65,7 @@ impl Inner {
         };
         match self.refund_quote(&deposit, &destination).await {
             Ok(_) => {}
-            Err(CallError::Service(e)) if e.code == "BELOW_MINIMUM" => {
+            Err(CallError::Service(e)) if e.code == BELOW_MINIMUM => {
                 return Ok(RefundEligibility {
                     reason: Some(RefundReason::BelowMinimum),
                     refund_address: Some(address),

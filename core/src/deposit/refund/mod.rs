@@ -188,6 +188,9 @@ impl Inner {
                 }
             }
         };
-        Some(Ok(self.finish_refund(&deposit, manual, outcome)))
+        let moved =
+            matches!(outcome, RefundOutcome::Refunded { .. } | RefundOutcome::SweepCredited(_));
+        let mut detector = self.baseline_lock(moved).await;
+        Some(Ok(self.finish_refund(&deposit, manual, outcome, detector.as_deref_mut())))
     }
 }

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use super::Inner;
 use super::attempt::RefundOutcome;
-use crate::deposit::engine::{CREDITED, REFUNDED, closed_write};
+use crate::deposit::engine::{CREDITED, REFUNDED, closed_write, lower_baseline};
 use crate::deposit::events::DepositEvent;
 use crate::deposit::machine::{Effect, Input, Next, Purpose};
 use crate::deposit::model::{DetectedDeposit, RefundReason, RefundResult, RefundStatus};
 use crate::deposit::records::RefundProgress;
 use crate::deposit::send::{attempt_outcome, delivered};
 use crate::deposit::store::{AttemptOutcome, Change};
+use crate::deposit::watcher::Detector;
 use crate::services::QuotePurpose;
 
 impl Inner {
@@ -20,6 +21,7 @@ impl Inner {
         deposit: &DetectedDeposit,
         manual: bool,
         outcome: RefundOutcome,
+        detector: Option<&mut Detector>,
     ) -> RefundResult {
         let mut events = Vec::new();
         let mut change = Change::default();
@@ -53,6 +55,7 @@ impl Inner {
             let mut unresolved = None;
             match outcome {
                 RefundOutcome::Refunded { sent, answer } => {
+                    lower_baseline(detector, deposit, &mut change);
                     change.attempts.push(attempt_outcome(
                         &sent.quote.quote_id,
                         &deposit.id,
@@ -116,6 +119,7 @@ impl Inner {
                     unresolved = Some(sent);
                 }
                 RefundOutcome::SweepCredited(sweep) => {
+                    lower_baseline(detector, deposit, &mut change);
                     change.attempts.extend(attempt(
                         AttemptOutcome::Success,
                         Some(sweep.transaction_id.as_str()),

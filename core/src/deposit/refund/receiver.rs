@@ -4,10 +4,11 @@
 use super::Inner;
 use crate::chains::{AddressType, Chain};
 use crate::deposit::model::DetectedDeposit;
+use crate::deposit::watcher::receives_on;
 use crate::describe::quote;
-use crate::error::{ErrorKind, Result};
-use crate::services::with_session;
-use crate::units::U256;
+use crate::error::{Error, ErrorKind, Result};
+use crate::services::{UaTransaction, with_session};
+use crate::units::{U256, parse_raw_amount};
 use crate::validate::{evm_address_problem, solana_address_problem};
 
 /// Who receives a refund.
@@ -86,6 +87,10 @@ impl Inner {
         if !self.config.refund.refund_to_sender || range.0 >= range.1 {
             return Ok(choose_receiver(deposit.chain_id, None, owner));
         }
+        if !self.speaks_protocol() {
+            let senders = self.senders_from_history(deposit).await?;
+            return Ok(choose_receiver(deposit.chain_id, Some(&senders), owner));
+        }
         let account_id = self.account_id()?;
         let receipts =
             with_session(&self.session, |jwt| {
@@ -102,4 +107,37 @@ impl Inner {
         let senders: Vec<Option<String>> = receipts.into_iter().map(|r| r.sender).collect();
         Ok(choose_receiver(deposit.chain_id, Some(&senders), owner))
     }
+
+    /// The senders of `deposit` from the account's history, for a backend without receipts
+    /// (Particle): the newest incoming transfers (`receive`) of its token on its chain until
+    /// they add up to its amount, each one's `change.from` (`None` when empty).
+    async fn senders_from_history(&self, deposit: &DetectedDeposit) -> Result<Vec<Option<String>>> {
+        let transactions = self.recent_history().await.map_err(|e| {
+            Error::new(e.kind(), format!("Reading the deposit's senders failed: {}", e.message()))
+        })?;
+        Ok(senders_of(&transactions, deposit))
+    }
+}
+
+/// The senders of the newest `receive` transfers of `deposit`'s token and chain in
+/// `transactions` (newest first) that add up to its amount.
+pub(crate) fn senders_of(
+    transactions: &[UaTransaction],
+    deposit: &DetectedDeposit,
+) -> Vec<Option<String>> {
+    let mut senders = Vec::new();
+    let mut covered = U256::ZERO;
+    let incoming =
+        transactions.iter().filter(|t| receives_on(t, deposit.chain_id, deposit.token.symbol()));
+    for transfer in incoming {
+        if covered >= deposit.raw_amount {
+            break;
+        }
+        let raw = transfer.change.raw_amount.as_deref().and_then(|r| parse_raw_amount(r).ok());
+        // Without its raw amount a transfer covers the rest: the sender is still one of them.
+        covered = raw.map_or(deposit.raw_amount, |raw| covered.saturating_add(raw));
+        let from = transfer.change.from.trim();
+        senders.push((!from.is_empty()).then(|| from.to_owned()));
+    }
+    senders
 }

@@ -13,7 +13,7 @@
 //! - `amounts.rs`: 18-decimal wire amounts and each token's real decimals;
 //! - `assets.rs`: the chains, primary tokens and `assetId`s;
 //! - `root.rs`: the signing root and the per-op signatures, as the SDK computes them;
-//! - `backend.rs`: [`ParticleBackend`], the deposit engine's
+//! - `backend/`: [`ParticleBackend`], the deposit engine's
 //!   [`AccountBackend`](super::AccountBackend) over this client and a
 //!   [`SignerSource`](crate::signer::SignerSource).
 
