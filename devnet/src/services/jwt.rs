@@ -87,6 +87,9 @@ struct Revoked {
 impl JwtService {
     /// A service signing with `keys`, issuing JWTs that live `ttl`.
     pub fn new(keys: Arc<KeyRing>, ttl: Duration) -> Self {
+        // RS256 by ring: signing a session JWT is ~3x faster than RustCrypto's, which was most
+        // of devnet's time when thousands of owners start (docs/benchmarks.md, issue 19).
+        depositkit_core::services::rs256::install();
         // Start above every jti a previous run on the same database can have issued.
         let start = u64::try_from(chrono::Utc::now().timestamp_micros()).unwrap_or(1);
         JwtService {
