@@ -31,14 +31,20 @@ impl Drop for Net {
 }
 
 pub fn net() -> Net {
+    net_with(|config| config)
+}
+
+/// A devnet like [`net`]'s with `configure` applied to its configuration first (e.g.
+/// `with_chains`, for a chain-backed devnet).
+pub fn net_with(configure: impl FnOnce(DevnetConfig) -> DevnetConfig) -> Net {
     let dir = std::env::temp_dir().join(format!(
         "depositkit-particle-flow-{}-{}",
         std::process::id(),
         rand::random::<u64>()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let config = DevnetConfig::new(dir.join("devnet.sqlite")).with_fault_injection();
-    let devnet = Devnet::start(config).unwrap();
+    let config = configure(DevnetConfig::new(dir.join("devnet.sqlite")).with_fault_injection());
+    let devnet = Devnet::start(config).unwrap_or_else(|e| panic!("devnet: {e}"));
     let project = devnet.store().create_project("depositkit particle flow").unwrap();
     Net { devnet, dir, project_id: project.project_id, client_key: project.server_key }
 }
