@@ -316,11 +316,29 @@ impl EventHub {
 
     /// The oldest queued event, waiting at most `timeout` for one.
     pub fn next_event(&self, timeout: Duration) -> Option<RecordedEvent> {
+        self.wait_queued(timeout)?.events.pop_front()
+    }
+
+    /// Up to `max` of the oldest queued events, oldest first, taken under one acquisition of
+    /// the queue's lock (a host draining thousands of events per second would otherwise pay
+    /// one per event): waits at most `timeout` for the first, then takes those already queued
+    /// behind it without waiting. Empty when none arrived in time, or when `max` is 0.
+    pub fn next_events(&self, timeout: Duration, max: usize) -> Vec<RecordedEvent> {
+        if max == 0 {
+            return Vec::new();
+        }
+        let Some(mut queue) = self.wait_queued(timeout) else { return Vec::new() };
+        let take = max.min(queue.events.len());
+        queue.events.drain(..take).collect()
+    }
+
+    /// The locked queue once it holds an event, waiting at most `timeout`; `None` on timeout.
+    fn wait_queued(&self, timeout: Duration) -> Option<MutexGuard<'_, Queue>> {
         let deadline = Instant::now().checked_add(timeout);
         let mut queue = lock(&self.queue);
         loop {
-            if let Some(event) = queue.events.pop_front() {
-                return Some(event);
+            if !queue.events.is_empty() {
+                return Some(queue);
             }
             let left = match deadline {
                 Some(deadline) => deadline.saturating_duration_since(Instant::now()),
@@ -449,6 +467,48 @@ mod tests {
         assert_eq!(first.id, 2, "ids count every event, dropped ones too");
         assert_eq!(hub.next_event(Duration::ZERO).unwrap().event.lifecycle().unwrap().id, "dep_2");
         assert_eq!(hub.next_event(Duration::from_millis(10)), None);
+        assert!(dispatcher.stop(&hub, Duration::from_secs(5)));
+    }
+
+    fn emit_lifecycles(hub: &EventHub, ids: std::ops::Range<usize>) {
+        for i in ids {
+            let event = lifecycle(&format!("dep_{i}"), DepositPhase::Detected);
+            hub.emit(DepositEvent::Lifecycle(event));
+        }
+    }
+
+    fn deposit_ids(events: &[RecordedEvent]) -> Vec<String> {
+        events.iter().map(|r| r.event.lifecycle().unwrap().id.clone()).collect()
+    }
+
+    #[test]
+    fn next_events_takes_the_oldest_in_order_at_most_max() {
+        let (hub, mut dispatcher) = EventHub::start(4).unwrap();
+        emit_lifecycles(&hub, 0..6);
+        assert_eq!(hub.dropped(), 2, "a full queue drops the oldest, as for next_event");
+        assert!(hub.next_events(Duration::ZERO, 0).is_empty());
+        let first = hub.next_events(Duration::ZERO, 3);
+        assert_eq!(deposit_ids(&first), ["dep_2", "dep_3", "dep_4"]);
+        assert_eq!(first.iter().map(|r| r.id).collect::<Vec<_>>(), [3, 4, 5]);
+        assert_eq!(hub.next_event(Duration::ZERO).unwrap().event.lifecycle().unwrap().id, "dep_5");
+        emit_lifecycles(&hub, 6..8);
+        assert_eq!(deposit_ids(&hub.next_events(Duration::ZERO, 100)), ["dep_6", "dep_7"]);
+        assert_eq!(hub.dropped(), 2, "taking events drops none");
+        assert!(dispatcher.stop(&hub, Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn next_events_waits_for_the_first_event_until_the_timeout() {
+        let (hub, mut dispatcher) = EventHub::start(16).unwrap();
+        let started = Instant::now();
+        assert!(hub.next_events(Duration::from_millis(20), 8).is_empty());
+        assert!(started.elapsed() >= Duration::from_millis(20), "it waited the whole timeout");
+        let taken = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| hub.next_events(Duration::from_secs(30), 8));
+            emit_lifecycles(&hub, 0..1);
+            waiter.join().unwrap()
+        });
+        assert_eq!(deposit_ids(&taken), ["dep_0"], "an event emitted meanwhile wakes the waiter");
         assert!(dispatcher.stop(&hub, Duration::from_secs(5)));
     }
 

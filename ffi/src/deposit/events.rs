@@ -124,7 +124,9 @@ pub unsafe extern "C" fn depositkit_deposit_client_next_events(
         } else {
             Duration::from_millis(timeout_ms)
         };
-        let Some(first) = client.inner.next_recorded_event(timeout) else {
+        // One take of the client's queue for the whole batch.
+        let events = client.inner.next_recorded_events(timeout, capacity);
+        if events.is_empty() {
             count_out.write(0);
             return Err(if client.inner.is_closed() {
                 FfiError::new(
@@ -137,22 +139,21 @@ pub unsafe extern "C" fn depositkit_deposit_client_next_events(
                     format!("no event arrived within {timeout_ms} ms"),
                 )
             });
-        };
-        let mut taken = 0;
-        let mut next = Some(first);
-        while let Some(event) = next {
-            // Never fails: serde_json escapes a NUL in any string it writes.
-            let json = strings::owned(event_json(&event))?;
-            // SAFETY: `taken < capacity` and the caller gave room for `capacity` pointers.
-            unsafe { out_events.add(taken).write(json) };
-            taken += 1;
-            next = if taken < capacity {
-                client.inner.next_recorded_event(Duration::ZERO)
-            } else {
-                None
-            };
         }
-        count_out.write(taken);
+        for (taken, event) in events.iter().enumerate() {
+            // Never fails: serde_json escapes a NUL in any string it writes. Were it to, the
+            // strings already written are freed: the caller owns none on a failure.
+            let json = strings::owned(event_json(event)).inspect_err(|_| {
+                for written in 0..taken {
+                    // SAFETY: written just above by this call, freed once.
+                    unsafe { strings::depositkit_string_free(out_events.add(written).read()) };
+                }
+            })?;
+            // SAFETY: `taken < events.len() <= capacity` and the caller gave room for
+            // `capacity` pointers.
+            unsafe { out_events.add(taken).write(json) };
+        }
+        count_out.write(events.len());
         Ok(())
     })
 }

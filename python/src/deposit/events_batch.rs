@@ -52,13 +52,9 @@ impl PyDepositClient {
             Some(Next::Closed) | None => return Ok(PyList::empty(py)),
         };
         let client = self.client(py)?;
+        // The rest in one take of the client's queue.
         let mut events = vec![first];
-        while events.len() < max_events {
-            match client.next_event(Duration::ZERO) {
-                Some(event) => events.push(event),
-                None => break,
-            }
-        }
+        events.extend(client.next_events(Duration::ZERO, max_events - 1));
         events_to_list(py, &events)
     }
 

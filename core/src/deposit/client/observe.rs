@@ -130,6 +130,18 @@ impl DepositClient {
         self.inner.hub.next_event(timeout)
     }
 
+    /// Up to `max` queued events at once, oldest first: waits at most `timeout` for the
+    /// first, then takes the events already queued behind it (one lock for all of them).
+    /// Empty when none arrived in time or `max` is 0.
+    pub fn next_events(&self, timeout: Duration, max: usize) -> Vec<DepositEvent> {
+        self.inner.hub.next_events(timeout, max).into_iter().map(|r| r.event).collect()
+    }
+
+    /// [`next_events`](DepositClient::next_events) with each event's id in the event log.
+    pub fn next_recorded_events(&self, timeout: Duration, max: usize) -> Vec<RecordedEvent> {
+        self.inner.hub.next_events(timeout, max)
+    }
+
     /// Events dropped from the pull queue because it was full.
     pub fn dropped_events(&self) -> u64 {
         self.inner.hub.dropped()
