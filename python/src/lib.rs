@@ -40,6 +40,7 @@ mod deposit;
 mod devnet;
 mod errors;
 mod events;
+mod fleet;
 mod fork;
 mod funding;
 mod log;
@@ -71,6 +72,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     user_rpc::register(m)?;
     records::register(m)?;
     deposit::register(m)?;
+    fleet::register(m)?;
     signer::register(m)?;
     log::register(m)?;
     #[cfg(feature = "devnet")]

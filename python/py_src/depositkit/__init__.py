@@ -8,6 +8,8 @@
   iteration; refunds (``RefundResult``, ``RefundEligibility``), recovery of stuck funds
   (``RecoveryResult``), headless notification records (``Notification``) and the transaction
   history (``UATransaction``, ``TransactionsResponse``, ``TokenTransactionsResponse``).
+- ``DepositFleet`` (fleet mode, preview): many processes share the owners of one deployment
+  through PostgreSQL; ``FleetEvent`` is an event of its one log across owners.
 - Production (``backend="particle"``: Particle's Universal Account service, README "Production"):
   the owner signs with a key or a master seed (the ``particle`` option) or through the host's
   ``CallbackSigner`` (a KMS, an HSM), given as ``DepositClient(..., signer=...)``.
@@ -58,9 +60,11 @@ from ._native import (
     DeliveredAmount,
     DepositAddresses,
     DepositClient,
+    DepositFleet,
     DepositLifecycleEvent,
     DetectedDeposit,
     ErrorEvent,
+    FleetEvent,
     FundingBalance,
     FundingTransferResult,
     Notification,
@@ -171,6 +175,9 @@ __all__ = [
     "OnrampOrder",
     "OnrampEvent",
     "OnrampCompleteEvent",
+    # fleet mode (docs/fleet.md)
+    "DepositFleet",
+    "FleetEvent",
     "Devnet",
     # user lookup
     "UserRpcClient",

@@ -91,6 +91,8 @@ __all__ = [
     "OnrampCompleteEvent",
     "DepositClient",
     "_EventInbox",
+    "DepositFleet",
+    "FleetEvent",
     "CallbackSigner",
     "refresh_log_levels",
     "flush_logs",
@@ -2966,6 +2968,176 @@ class CallbackSigner:
     @property
     def input(self) -> Literal["digest", "message"]:
         """What ``sign`` is given: ``"digest"`` or ``"message"``."""
+
+# --- fleet mode (docs/fleet.md) -----------------------------------------------------------------
+
+@final
+class DepositFleet:
+    """A process of a fleet (preview; ``docs/fleet.md``): many processes share the owners of one
+    deployment through one PostgreSQL database. Each registered owner is run by exactly one live
+    member at a time (a ``DepositClient`` whose state is in the database, every write fenced by
+    the member's lease); when a member dies, the others take its owners over within seconds::
+
+        with depositkit.DepositFleet("postgres://app@db.internal/deposits",
+                                     destination={"chain_id": depositkit.CHAIN.BASE}) as fleet:
+            fleet.add_owner("0x5b38da6a701c568545dcfcb03fcb875f56beddc4")
+            events, cursor = fleet.events(timeout=5.0)    # every owner's events, in order
+
+    Owners, commands and the event log are the database's: any member (or any process with a
+    ``DepositFleet``) registers owners and asks for work, and the member holding the owner runs
+    it. Calls to the database release the GIL and stay interruptible by Ctrl-C.
+
+    Errors: an unreachable database is ``NetworkError``; a URL that cannot be read, or a
+    database of another fleet schema version, ``ConfigurationError``; an owner registered twice
+    or a value that is not one ``InvalidArgumentError``; an owner the fleet does not know
+    ``NotFoundError``; a command its holder did not finish in time ``DepositTimeoutError``. No
+    message and no ``repr()`` shows the URL's password (``***`` instead).
+
+    ``leave()`` (or ``with`` exit) hands this member's owners to the others at once; after it
+    every method but ``leave()`` raises ``DepositSDKError``. Dropping the object without leaving
+    stops its clients, and its owners pass on when its lease runs out. Like ``DepositClient``, a
+    ``DepositFleet`` is tied to the process that created it (``InternalError`` in a forked
+    child).
+    """
+
+    def __new__(
+        cls,
+        database_url: str,
+        *,
+        destination: _DestinationLike,
+        name: Optional[str] = None,
+        max_connections: int = 8,
+        lease_ttl: float = 10.0,
+        renew_every: float = 3.0,
+        **options: Any,
+    ) -> DepositFleet:
+        """Connects to ``database_url`` (``postgres://user:password@host:port/database``, libpq's
+        form; TLS by rustls when the server offers it or ``sslmode=require`` asks), creates the
+        fleet's tables in an empty database, and joins the fleet.
+
+        Args:
+            destination: where the owners' deposits go, as ``DepositClient``'s ``destination``
+                (an owner may have its own: ``add_owner(owner, destination=...)``).
+            name: this member's name in ``dk_nodes`` (default ``"depositkit"``).
+            max_connections: pooled connections (plus one listening connection).
+            lease_ttl: seconds after which a member that did not renew its lease is dead to
+                the fleet and its owners pass on.
+            renew_every: seconds between renewals (and rebalancing); below ``lease_ttl``.
+            **options: ``DepositClient``'s options (``services_url``, ``polling_interval_ms``,
+                ``backend``, ``particle``, ...): the template every owner's client starts from.
+
+        Raises:
+            NetworkError: the database cannot be reached (the message shows
+                ``host:port/database``, never the password).
+            ConfigurationError: the URL cannot be read, the database holds another fleet schema
+                version, or a client option is invalid.
+            InvalidArgumentError: ``lease_ttl``, ``renew_every`` or ``max_connections`` out of
+                range.
+            TypeError: a keyword that is no option, or a value of the wrong type.
+        """
+    @property
+    def node_id(self) -> str:
+        """This member's id (a row of ``dk_nodes``)."""
+    @property
+    def database_url(self) -> str:
+        """The database URL, its password replaced by ``***``."""
+    @property
+    def running_owners(self) -> list[str]:
+        """The owners whose clients run in this process now, sorted (empty once left)."""
+    def owners(self) -> list[str]:
+        """Every registered owner, lower-case, sorted."""
+    def add_owner(self, owner: str, *, destination: Optional[_DestinationLike] = None) -> str:
+        """Registers ``owner`` (an EVM address) durably, with its own destination when given;
+        a member picks it up within one renewal. Returns it lower-case.
+
+        Raises:
+            InvalidArgumentError: ``owner`` is not an EVM address, or is already registered.
+            ConfigurationError: ``destination`` is invalid.
+        """
+    def remove_owner(self, owner: str) -> None:
+        """Unregisters ``owner``: its holder stops its client within a renewal. Its deposit
+        state stays in the database, so registering it again resumes it.
+
+        Raises:
+            NotFoundError: ``owner`` is not registered.
+        """
+    def request(
+        self,
+        owner: str,
+        command: Literal["sweep", "refund", "recover", "set_destination"],
+        *,
+        deposit_id: Optional[str] = None,
+        reason: Optional[str] = None,
+        destination: Optional[_DestinationLike] = None,
+        timeout: float = 30.0,
+    ) -> Any:
+        """Asks the member holding ``owner`` (this one or another) to run ``command`` on its
+        client, and waits up to ``timeout`` seconds for the result: ``"sweep"`` and
+        ``"refund"`` (``deposit_id``; ``reason``, default ``"user_requested"``) give the
+        ``SweepResult``/``RefundResult`` as a dict, ``"recover"`` the list of recovery results,
+        ``"set_destination"`` (``destination``) the new destination as a dict.
+
+        Raises:
+            NotFoundError: ``owner`` is not registered.
+            DepositTimeoutError: no holder finished it in time (it stays queued: a holder may
+                still run it).
+            SweepError, RefundError, DepositSDKError: the holder's client refused or failed it
+                (the client's message).
+            InvalidArgumentError: an unknown command, or a missing or extra argument.
+        """
+    def events(
+        self, cursor: Optional[str] = None, max_events: int = 500, timeout: float = 5.0
+    ) -> tuple[list[FleetEvent], str]:
+        """The next events of the fleet's one log across owners, in commit order, after
+        ``cursor`` (``None``: from the start), waiting up to ``timeout`` seconds when there
+        are none; and the cursor to pass next time (save it after handling the batch).
+        Delivery is at least once: de-duplicate by ``(owner, id)``.
+
+        Raises:
+            InvalidArgumentError: ``cursor`` is not one, or names another PostgreSQL cluster.
+        """
+    def leave(self) -> None:
+        """Stops this member's clients and hands its owners to the others at once. A second
+        call does nothing."""
+    def __enter__(self) -> DepositFleet:
+        """Returns the fleet member itself.
+
+        Raises:
+            DepositSDKError: it left the fleet.
+        """
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> Literal[False]:
+        """Leaves the fleet; never swallows the exception."""
+
+@final
+class FleetEvent:
+    """One event of the fleet's log (``DepositFleet.events()``)."""
+
+    @property
+    def owner(self) -> str:
+        """The owner it belongs to."""
+    @property
+    def id(self) -> int:
+        """Its id in the owner's log: ``(owner, id)`` is stable, for de-duplication."""
+    @property
+    def at(self) -> int:
+        """When it was emitted, unix milliseconds."""
+    @property
+    def kind(self) -> str:
+        """Its type (``"deposit:lifecycle"``, ``"status:changed"``, ...)."""
+    @property
+    def deposit_id(self) -> Optional[str]:
+        """The deposit it is about, if any."""
+    @property
+    def event(self) -> Any:
+        """The event as JSON data (a dict: ``type``, ``payload``, ...)."""
+    @property
+    def cursor(self) -> str:
+        """The log's position just after this event."""
 
 # --- devnet --------------------------------------------------------------------------------------
 
