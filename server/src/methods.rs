@@ -54,6 +54,9 @@ impl Context<'_> {
         let uuid = normalize_uuid("uuid", uuid).map_err(|_| {
             RpcError::invalid_param(0, format!("param 0 (uuid) {} is not a UUID", quote(uuid)))
         })?;
+        // One lookup after the other, never both at once: each holds a pooled connection, and
+        // a request holding one while it waits for a second can exhaust the pool under load
+        // (every request holding one, none getting its second).
         let user = self.store.user(self.project_id, &uuid).await.map_err(internal)?;
         let Some(user) = user else {
             return Err(user_not_found(&uuid));

@@ -3,6 +3,7 @@
 //! either store writes it (the stores only run SQL).
 
 use std::fmt;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -174,6 +175,15 @@ impl Profile {
             }
         }
         column
+    }
+
+    /// The `users` columns of [`Profile::FIELDS`], in order, comma-separated: built once, for
+    /// the SELECTs every `getUserInfo` runs (their text keys the prepared-statement caches).
+    pub fn column_list() -> &'static str {
+        static LIST: LazyLock<String> = LazyLock::new(|| {
+            Profile::FIELDS.iter().map(|f| Profile::column(f)).collect::<Vec<_>>().join(", ")
+        });
+        &LIST
     }
 
     /// The field values in [`Profile::FIELDS`] order.

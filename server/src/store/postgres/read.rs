@@ -1,6 +1,9 @@
 //! Lookups the server answers from: credentials, users, sessions, identities, membership.
 
+use std::sync::LazyLock;
+
 use deadpool_postgres::GenericClient;
+use tokio_postgres::types::ToSql;
 
 use super::{PgStore, db};
 use crate::error::Result;
@@ -100,34 +103,43 @@ impl PgStore {
     }
 }
 
+/// The user row of `load_user`, built once (its text keys the prepared-statement cache).
+static USER_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT created_at, updated_at, {} FROM users WHERE uuid = $1 AND project_id = $2",
+        Profile::column_list()
+    )
+});
+
 async fn load_user(
     client: &impl GenericClient,
     project_id: &str,
     uuid: &str,
 ) -> Result<Option<User>> {
-    let columns: Vec<String> = Profile::FIELDS.iter().map(|f| Profile::column(f)).collect();
-    let sql = format!(
-        "SELECT created_at, updated_at, {} FROM users WHERE uuid = $1 AND project_id = $2",
-        columns.join(", ")
-    );
-    let stmt = client.prepare_cached(&sql).await.map_err(db)?;
-    let Some(row) = client.query_opt(&stmt, &[&uuid, &project_id]).await.map_err(db)? else {
+    let user_stmt = client.prepare_cached(&USER_SQL).await.map_err(db)?;
+    let wallets_stmt = client
+        .prepare_cached(
+            "SELECT chain, public_address FROM wallets WHERE user_uuid = $1 ORDER BY seq",
+        )
+        .await
+        .map_err(db)?;
+    // Both queries at once: tokio-postgres pipelines them on the connection, one round trip
+    // instead of two. The wallets of a user that does not exist are no rows.
+    let user_params: [&(dyn ToSql + Sync); 2] = [&uuid, &project_id];
+    let wallets_params: [&(dyn ToSql + Sync); 1] = [&uuid];
+    let (row, wallet_rows) = tokio::try_join!(
+        client.query_opt(&user_stmt, &user_params),
+        client.query(&wallets_stmt, &wallets_params),
+    )
+    .map_err(db)?;
+    let Some(row) = row else {
         return Ok(None);
     };
     let mut values: [Option<String>; 24] = Default::default();
     for (i, value) in values.iter_mut().enumerate() {
         *value = row.get(i + 2);
     }
-    let stmt = client
-        .prepare_cached(
-            "SELECT chain, public_address FROM wallets WHERE user_uuid = $1 ORDER BY seq",
-        )
-        .await
-        .map_err(db)?;
-    let wallets = client
-        .query(&stmt, &[&uuid])
-        .await
-        .map_err(db)?
+    let wallets = wallet_rows
         .iter()
         .map(|row| Wallet { chain: row.get(0), public_address: row.get(1) })
         .collect();

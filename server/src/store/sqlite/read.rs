@@ -1,4 +1,11 @@
 //! Lookups the server answers from: credentials, users, sessions, identities, membership.
+//!
+//! The per-request statements go through the connection's prepared-statement cache
+//! (`prepare_cached`): `Connection::query_row` parses and plans the SQL again on every call,
+//! which for these point lookups cost more than running them (`benches/server_throughput.sh`,
+//! `docs/benchmarks.md`).
+
+use std::sync::LazyLock;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -12,9 +19,8 @@ impl SqliteStore {
     pub fn verify_server_key(&self, project_id: &str, server_key: &str) -> Result<bool> {
         let stored: Option<Vec<u8>> = self
             .conn()
-            .query_row("SELECT server_key_hash FROM projects WHERE id = ?1", [project_id], |row| {
-                row.get(0)
-            })
+            .prepare_cached("SELECT server_key_hash FROM projects WHERE id = ?1")?
+            .query_row([project_id], |row| row.get(0))
             .optional()?;
         Ok(secret::matches_stored(server_key, stored.as_deref()))
     }
@@ -28,11 +34,8 @@ impl SqliteStore {
     pub fn session_status(&self, uuid: &str, token: &str, now_ms: i64) -> Result<SessionStatus> {
         let row: Option<(String, i64)> = self
             .conn()
-            .query_row(
-                "SELECT user_uuid, expires_at FROM sessions WHERE token_hash = ?1",
-                [secret::hash(token).as_slice()],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
+            .prepare_cached("SELECT user_uuid, expires_at FROM sessions WHERE token_hash = ?1")?
+            .query_row([secret::hash(token).as_slice()], |row| Ok((row.get(0)?, row.get(1)?)))
             .optional()?;
         Ok(SessionStatus::of(row, uuid, now_ms))
     }
@@ -46,11 +49,10 @@ impl SqliteStore {
     ) -> Result<Option<User>> {
         let conn = self.conn();
         let uuid: Option<String> = conn
-            .query_row(
+            .prepare_cached(
                 "SELECT user_uuid FROM identities WHERE project_id = ?1 AND provider = ?2 AND uid = ?3",
-                params![project_id, provider, uid],
-                |row| row.get(0),
-            )
+            )?
+            .query_row(params![project_id, provider, uid], |row| row.get(0))
             .optional()?;
         match uuid {
             Some(uuid) => load_user(&conn, project_id, &uuid),
@@ -66,6 +68,8 @@ impl SqliteStore {
         address: &str,
     ) -> Result<bool> {
         let address = chain.normalize(address);
+        // Prepared per call on purpose: through the statement cache this compound query ran
+        // ~20% slower under `benches/server_throughput.sh` (docs/benchmarks.md, issue 19).
         let found: Option<i64> = self
             .conn()
             .query_row(
@@ -92,14 +96,18 @@ impl SqliteStore {
     }
 }
 
-fn load_user(conn: &Connection, project_id: &str, uuid: &str) -> Result<Option<User>> {
-    let columns: Vec<String> = Profile::FIELDS.iter().map(|f| Profile::column(f)).collect();
-    let sql = format!(
+/// The user row of `load_user`, built once.
+static USER_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
         "SELECT created_at, updated_at, {} FROM users WHERE uuid = ?1 AND project_id = ?2",
-        columns.join(", ")
-    );
+        Profile::column_list()
+    )
+});
+
+fn load_user(conn: &Connection, project_id: &str, uuid: &str) -> Result<Option<User>> {
     let row = conn
-        .query_row(&sql, [uuid, project_id], |row| {
+        .prepare_cached(&USER_SQL)?
+        .query_row([uuid, project_id], |row| {
             let mut values: [Option<String>; 24] = Default::default();
             for (i, value) in values.iter_mut().enumerate() {
                 *value = row.get(i + 2)?;
