@@ -484,6 +484,7 @@ mod tests {
     #[test]
     fn a_signal_during_a_request_does_not_fail_it() {
         use std::io::{Read, Write};
+        use std::sync::{Condvar, Mutex};
         // SAFETY: installs a handler that does nothing (async-signal-safe) for SIGUSR2, which
         // nothing else in this test binary uses; the struct is zeroed then filled.
         unsafe {
@@ -492,16 +493,28 @@ mod tests {
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut());
         }
-        // A server that answers every request 300 ms late.
+        // A server that holds every answer until the test has interrupted the caller: it says
+        // when a request has arrived, then waits to be released (no timing guesses).
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/x", listener.local_addr().unwrap());
+        let (arrived_tx, arrived_rx) = std::sync::mpsc::channel::<()>();
+        let released = Arc::new((Mutex::new(false), Condvar::new()));
+        let server_released = Arc::clone(&released);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { return };
+                let arrived_tx = arrived_tx.clone();
+                let released = Arc::clone(&server_released);
                 std::thread::spawn(move || {
                     let mut request = [0u8; 4096];
                     let _ = stream.read(&mut request);
-                    std::thread::sleep(Duration::from_millis(300));
+                    let _ = arrived_tx.send(());
+                    let (lock, ready) = &*released;
+                    let mut go = lock.lock().unwrap();
+                    while !*go {
+                        go = ready.wait(go).unwrap();
+                    }
+                    drop(go);
                     let body = "{}";
                     let head = format!(
                         "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -520,10 +533,14 @@ mod tests {
             poster.get(&url, &[])
         });
         let thread = started_rx.recv().unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        // The request is on the wire: the caller now waits for its answer.
+        arrived_rx.recv_timeout(Duration::from_secs(5)).unwrap();
         // SAFETY: `thread` is still running (it waits for the late answer), and SIGUSR2 has the
         // handler above.
         unsafe { libc::pthread_kill(thread, libc::SIGUSR2) };
+        let (lock, ready) = &*released;
+        *lock.lock().unwrap() = true;
+        ready.notify_all();
         // No retry is allowed (max_retries 0), yet the interrupted request is answered: ureq
         // resumes a read cut short while a timeout applies, and `with_retries` tries again an
         // attempt that still ends `Interrupted`.
