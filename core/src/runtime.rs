@@ -1,12 +1,12 @@
 //! The tokio runtime depositkit owns: one per process, created on first use, shared by every
 //! client through an [`Arc`].
 //!
-//! Callers never see async. A synchronous method hands its future to the runtime and waits for
-//! the answer on its own thread, with a deadline ([`Runtime::block_on`]). That works from any
-//! thread that is not one of the runtime's own — including threads of another tokio runtime,
-//! which `tokio::runtime::Runtime::block_on` would refuse with a panic. Called from one of the
-//! runtime's own threads (a task, or blocking code the runtime runs) it returns an error instead
-//! of deadlocking or panicking.
+//! Synchronous callers never see async: a synchronous method hands its future to the runtime
+//! and waits for the answer on its own thread, with a deadline ([`Runtime::block_on`]). That
+//! works from any thread that is not one of the runtime's own — including threads of another
+//! tokio runtime, which `tokio::runtime::Runtime::block_on` would refuse with a panic. Called
+//! from one of the runtime's own threads (a task, or blocking code the runtime runs) it returns
+//! an error instead of deadlocking or panicking.
 //!
 //! Blocking work (HTTP through `ureq`) runs on the runtime's blocking pool
 //! ([`Runtime::spawn_blocking`] or `tokio::task::spawn_blocking` from a task).
