@@ -85,7 +85,8 @@ pub(super) fn decode_events(
 }
 
 pub(super) fn restore(store: &dyn OwnerStore, rows: OwnerRows) -> Result<Restored> {
-    let mut restored = Restored { account_id: rows.account_id, ..Restored::default() };
+    // The account binding is checked by `bind_account`, not restored.
+    let mut restored = Restored::default();
     if let Some(json) = rows.detector {
         restored.detector = Some(
             serde_json::from_str(&json)

@@ -126,10 +126,6 @@ impl Change {
 /// What a client finds in the store when it starts again.
 #[derive(Debug, Default)]
 pub(crate) struct Restored {
-    /// The account the store is bound to. Not read yet (the client checks the binding through
-    /// `bind_account`); kept for a start that resumes without initializing the account again.
-    #[allow(dead_code)]
-    pub account_id: Option<String>,
     pub detector: Option<DetectorSnapshot>,
     /// The open records, oldest first.
     pub deposits: Vec<DepositRecord>,
