@@ -113,33 +113,13 @@ pub unsafe extern "C" fn depositkit_deposit_client_next_events(
         }
         // SAFETY: the caller's contract above.
         let count_out = unsafe { boundary::out(out_count, "out_count") }?;
-        if capacity == 0 {
-            return Err(FfiError::new(
-                depositkit_status::InvalidArgument,
-                "capacity is 0: out_events must have room for at least one event",
-            ));
-        }
-        let timeout = if client.inner.is_closed() {
-            Duration::ZERO
-        } else {
-            Duration::from_millis(timeout_ms)
-        };
-        // One take of the client's queue for the whole batch.
-        let events = client.inner.next_recorded_events(timeout, capacity);
-        if events.is_empty() {
-            count_out.write(0);
-            return Err(if client.inner.is_closed() {
-                FfiError::new(
-                    depositkit_status::DepositSdk,
-                    "the client is closed and no event is left in its queue",
-                )
-            } else {
-                FfiError::new(
-                    depositkit_status::Timeout,
-                    format!("no event arrived within {timeout_ms} ms"),
-                )
-            });
-        }
+        let (events, count_out) = take_list(
+            client,
+            timeout_ms,
+            capacity,
+            "capacity is 0: out_events must have room for at least one event",
+            count_out,
+        )?;
         for (taken, event) in events.iter().enumerate() {
             // Never fails: serde_json escapes a NUL in any string it writes. Were it to, the
             // strings already written are freed: the caller owns none on a failure.
@@ -155,6 +135,42 @@ pub unsafe extern "C" fn depositkit_deposit_client_next_events(
         }
         count_out.write(events.len());
         Ok(())
+    })
+}
+
+/// The events of one take in a list (`_next_events`, `_next_events_json`): refuses a `max` of
+/// 0 with `zero_max`, then takes up to `max` queued events, waiting at most `timeout_ms` for the
+/// first (not at all once the client is closed). When none came, `*count_out` is 0 and the
+/// error says why (a quiet period, or a closed client); else `count_out` comes back to be
+/// written once the events are handed over.
+pub(crate) fn take_list(
+    client: &depositkit_deposit_client,
+    timeout_ms: u64,
+    max: usize,
+    zero_max: &str,
+    count_out: boundary::Out<usize>,
+) -> boundary::FfiResult<(Vec<RecordedEvent>, boundary::Out<usize>)> {
+    if max == 0 {
+        return Err(FfiError::new(depositkit_status::InvalidArgument, zero_max));
+    }
+    let timeout =
+        if client.inner.is_closed() { Duration::ZERO } else { Duration::from_millis(timeout_ms) };
+    // One take of the client's queue for the whole list.
+    let events = client.inner.next_recorded_events(timeout, max);
+    if !events.is_empty() {
+        return Ok((events, count_out));
+    }
+    count_out.write(0);
+    Err(if client.inner.is_closed() {
+        FfiError::new(
+            depositkit_status::DepositSdk,
+            "the client is closed and no event is left in its queue",
+        )
+    } else {
+        FfiError::new(
+            depositkit_status::Timeout,
+            format!("no event arrived within {timeout_ms} ms"),
+        )
     })
 }
 
@@ -289,7 +305,19 @@ pub unsafe extern "C" fn depositkit_deposit_client_deposit_history(
 /// written where it is instead of copied into one): most of the cost of handing a small event
 /// to C. Checked against `to_json` for every kind of event in `tests.rs`.
 pub(crate) fn event_json(recorded: &RecordedEvent) -> String {
+    // Room for the usual event and the NUL byte the C string adds, so neither reallocates.
+    let mut out = Vec::with_capacity(160);
+    write_event_json(&mut out, recorded);
+    // serde_json writes UTF-8, and the rest is ASCII.
+    String::from_utf8(out).unwrap_or_else(|_| recorded.to_json().to_string())
+}
+
+/// Appends [`event_json`]'s text to `out` (a list of events shares one buffer:
+/// `event_batch.rs`).
+pub(crate) fn write_event_json(out: &mut Vec<u8>, recorded: &RecordedEvent) {
     use std::io::Write as _;
+    let whole =
+        |out: &mut Vec<u8>| out.extend_from_slice(recorded.to_json().to_string().as_bytes());
     let event = &recorded.event;
     let name = event.type_name();
     let plain_name = name.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\');
@@ -301,24 +329,22 @@ pub(crate) fn event_json(recorded: &RecordedEvent) -> String {
                 built = fields.remove("payload");
                 match &built {
                     Some(payload) => payload,
-                    None => return recorded.to_json().to_string(),
+                    None => return whole(out),
                 }
             }
-            _ => return recorded.to_json().to_string(),
+            _ => return whole(out),
         },
     };
     if !plain_name {
-        return recorded.to_json().to_string();
+        return whole(out);
     }
-    // Room for the usual event and the NUL byte the C string adds, so neither reallocates.
-    let mut out = Vec::with_capacity(160);
+    let start = out.len();
     let _ = write!(out, r#"{{"at":{},"id":{},"payload":"#, recorded.at, recorded.id);
-    if serde_json::to_writer(&mut out, payload).is_err() {
-        return recorded.to_json().to_string();
+    if serde_json::to_writer(&mut *out, payload).is_err() {
+        out.truncate(start);
+        return whole(out);
     }
     let _ = write!(out, r#","type":"{name}"}}"#);
-    // serde_json writes UTF-8, and the rest is ASCII.
-    String::from_utf8(out).unwrap_or_else(|_| recorded.to_json().to_string())
 }
 
 /// Recorded events as the JSON array `_events_since` and `_deposit_history` hand out.
@@ -327,7 +353,7 @@ fn events_json(events: &[RecordedEvent]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::ffi::{CStr, CString};
 
     use serde_json::json;
@@ -371,32 +397,43 @@ mod tests {
         (status, numbers)
     }
 
-    /// `next_events` takes the queued events in order, at most `capacity`, next to
-    /// `next_event`; it times out on an empty queue and refuses a capacity of 0.
-    #[test]
-    fn next_events_takes_queued_events_in_order() {
+    /// A client with the onramp on and no services (events only); the caller frees it.
+    pub(in crate::deposit) fn onramp_client() -> *const depositkit_deposit_client {
         let config = json!({"ownerAddress": "0x52908400098527886E0F7030069857D2E4169EE7",
             "destination": {"chainId": 8453}, "servicesUrl": "http://127.0.0.1:9",
             "onramp": {"enabled": true}});
         let config = CString::new(config.to_string()).unwrap();
         let mut client: *const depositkit_deposit_client = std::ptr::null();
-        // SAFETY: valid arguments; the handle is freed below.
+        // SAFETY: valid arguments; the caller frees the handle.
         let status = unsafe { depositkit_deposit_client_new(config.as_ptr(), &mut client) };
         assert_eq!(status, depositkit_status::Ok);
+        client
+    }
+
+    /// Emits `onramp:order_processing` with `data` on `client`, as the widget's message would.
+    pub(in crate::deposit) fn emit_onramp(client: *const depositkit_deposit_client, data: Value) {
+        let message = json!({"event": "order_processing", "data": data}).to_string();
+        let message = CString::new(message).unwrap();
+        let mut delivered = false;
+        // SAFETY: a live handle, a NUL-terminated message.
+        let status = unsafe {
+            depositkit_deposit_client_handle_onramp_message(
+                client,
+                message.as_ptr(),
+                &mut delivered,
+            )
+        };
+        assert!(status == depositkit_status::Ok && delivered);
+    }
+
+    /// `next_events` takes the queued events in order, at most `capacity`, next to
+    /// `next_event`; it times out on an empty queue and refuses a capacity of 0.
+    #[test]
+    fn next_events_takes_queued_events_in_order() {
+        let client = onramp_client();
         assert_eq!(take(client, 8, 0), (depositkit_status::Timeout, vec![]));
         for n in 0..10 {
-            let message = json!({"event": "order_processing", "data": {"n": n}}).to_string();
-            let message = CString::new(message).unwrap();
-            let mut delivered = false;
-            // SAFETY: a live handle, a NUL-terminated message.
-            let status = unsafe {
-                depositkit_deposit_client_handle_onramp_message(
-                    client,
-                    message.as_ptr(),
-                    &mut delivered,
-                )
-            };
-            assert!(status == depositkit_status::Ok && delivered);
+            emit_onramp(client, json!({"n": n}));
         }
         assert_eq!(take(client, 0, 0).0, depositkit_status::InvalidArgument);
         assert_eq!(take(client, 4, 0), (depositkit_status::Ok, vec![0, 1, 2, 3]));

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension};
 
+use super::group::GroupCommit;
 use crate::describe::{quote, quote_path};
 use crate::error::{Error, ErrorKind, Result};
 use crate::registry::WeakRegistry;
@@ -44,6 +45,8 @@ pub(super) struct SharedDb {
     pub(super) conn: Mutex<Connection>,
     /// Owners held by a live client.
     pub(super) owners: Mutex<HashSet<String>>,
+    /// The writes of every owner on this file, committed in groups.
+    pub(super) group: GroupCommit,
 }
 
 /// The files open in this process, by canonical path (weakly held: a file closes with the last
@@ -170,6 +173,8 @@ fn open_db(path: &Path) -> Result<SharedDb> {
         conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Room for every statement of the write path (`rows.rs`, `group.rs`) and the reads.
+        conn.set_prepared_statement_cache_capacity(64);
         conn.execute_batch(SCHEMA)?;
         Ok(())
     };
@@ -215,5 +220,6 @@ fn open_db(path: &Path) -> Result<SharedDb> {
         path: path.to_path_buf(),
         conn: Mutex::new(conn),
         owners: Mutex::new(HashSet::new()),
+        group: GroupCommit::default(),
     })
 }

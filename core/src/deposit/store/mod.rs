@@ -32,7 +32,9 @@
 //! event ids, and what it writes and restores. Below it, the store contract (`contract.rs`,
 //! [`OwnerStore`]: rows in, rows out) and its embedded implementation, `sqlite.rs` (`file.rs`
 //! opens the file: schema, locks, the unreadable-store rule; `rows.rs` reads and writes its
-//! rows); `codec.rs` is the records' JSON.
+//! rows; `group.rs` commits the changes that meet on one file in one transaction, each change
+//! still all or nothing and each caller answered only once its change is committed);
+//! `codec.rs` is the records' JSON.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -53,6 +55,7 @@ mod codec;
 pub mod contract;
 mod encode;
 mod file;
+mod group;
 mod rows;
 mod sqlite;
 

@@ -1,5 +1,5 @@
-//! The SQLite file's rows: one transaction per [`ChangeRows`], the event log read back, what a
-//! client restores.
+//! The SQLite file's rows: a [`ChangeRows`] written (in the transaction `group.rs` runs), the
+//! event log read back, what a client restores.
 
 use std::path::Path;
 
@@ -10,82 +10,80 @@ use super::file::{SharedDb, store_error};
 use super::lock;
 use crate::error::Result;
 
-pub(super) fn write(db: &SharedDb, owner: &str, change: &ChangeRows) -> Result<()> {
-    let mut conn = lock(&db.conn);
-    let fail = |e: rusqlite::Error| store_error(&db.path, "writing", e);
-    let tx = conn.transaction().map_err(fail)?;
+/// Applies `change` of `owner` on `conn`, inside the transaction the caller runs (`group.rs`),
+/// through the connection's statement cache (each statement is parsed once per connection).
+pub(super) fn write_change(
+    conn: &Connection,
+    owner: &str,
+    change: &ChangeRows,
+) -> rusqlite::Result<()> {
     let now = change.now as i64;
     for record in &change.deposits {
-        tx.execute(
+        conn.prepare_cached(
             "INSERT INTO deposits (owner, id, seq, state, open, record, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
              ON CONFLICT (owner, id) DO UPDATE SET state = ?4, open = ?5, record = ?6,
                  updated_at = ?7",
-            params![
-                owner,
-                record.id,
-                record.seq as i64,
-                record.state,
-                record.open,
-                record.record,
-                now
-            ],
-        )
-        .map_err(fail)?;
+        )?
+        .execute(params![
+            owner,
+            record.id,
+            record.seq as i64,
+            record.state,
+            record.open,
+            record.record,
+            now
+        ])?;
     }
     if let Some(json) = &change.detector {
-        tx.execute(
+        conn.prepare_cached(
             "INSERT INTO clients (owner, detector, updated_at) VALUES (?1, ?2, ?3)
              ON CONFLICT (owner) DO UPDATE SET detector = ?2, updated_at = ?3",
-            params![owner, json, now],
-        )
-        .map_err(fail)?;
+        )?
+        .execute(params![owner, json, now])?;
     }
     for attempt in &change.attempts {
-        tx.execute(
+        conn.prepare_cached(
             "INSERT INTO attempts (owner, quote_id, deposit_id, purpose, sent_at, outcome,
                  transaction_id, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?5)
              ON CONFLICT (owner, quote_id) DO UPDATE SET
                  outcome = coalesce(?6, outcome),
                  transaction_id = coalesce(?7, transaction_id), updated_at = ?5",
-            params![
-                owner,
-                attempt.quote_id,
-                attempt.deposit_id,
-                attempt.purpose,
-                now,
-                attempt.outcome,
-                attempt.transaction_id
-            ],
-        )
-        .map_err(fail)?;
+        )?
+        .execute(params![
+            owner,
+            attempt.quote_id,
+            attempt.deposit_id,
+            attempt.purpose,
+            now,
+            attempt.outcome,
+            attempt.transaction_id
+        ])?;
     }
     for result in &change.results {
-        tx.execute(
+        conn.prepare_cached(
             "INSERT INTO results (owner, deposit_id, kind, result, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT (owner, deposit_id, kind) DO UPDATE SET result = ?4, updated_at = ?5",
-            params![owner, result.deposit_id, result.kind, result.result, now],
-        )
-        .map_err(fail)?;
+        )?
+        .execute(params![owner, result.deposit_id, result.kind, result.result, now])?;
     }
     for event in &change.events {
-        tx.execute(
+        conn.prepare_cached(
             "INSERT INTO events (owner, id, at, type, deposit_id, event)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                owner,
-                event.id as i64,
-                event.at as i64,
-                event.kind,
-                event.deposit_id,
-                event.event
-            ],
-        )
-        .map_err(fail)?;
+        )?
+        .execute(params![
+            owner,
+            event.id as i64,
+            event.at as i64,
+            event.kind,
+            event.deposit_id,
+            event.event
+        ])?;
     }
-    tx.commit().map_err(fail)
+    Ok(())
 }
 
 pub(super) fn read_events(

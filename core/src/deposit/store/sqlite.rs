@@ -65,7 +65,7 @@ impl OwnerStore for SqliteOwnerStore {
     }
 
     fn write(&self, change: &ChangeRows) -> Result<()> {
-        rows::write(&self.db, &self.owner, change)
+        self.db.group.write(&self.db, &self.owner, change)
     }
 
     fn events_after(&self, cursor: u64, limit: usize) -> Result<Vec<EventRow>> {
