@@ -48,7 +48,7 @@ const LAYERS: &[Layer] = &[
     (
         "records",
         "the table's records and the pure decisions over data (detection)",
-        &["deposit::records", "deposit::watcher"],
+        &["deposit::records", "deposit::watcher", "deposit::finality"],
     ),
     ("events", "the event model: what the client reports", &["deposit::events"]),
     ("options", "the construction options", &["deposit::config"]),

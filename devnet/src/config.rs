@@ -42,6 +42,8 @@ pub struct DevnetConfig {
     pub chains: Option<ChainsConfig>,
     /// The `X-API-Key` the balance API accepts.
     pub balance_api_key: String,
+    /// How the simulated chains of the ledger chains make blocks (`docs/devnet-chains.md`).
+    pub sim_chains: crate::simchain::SimSettings,
 }
 
 impl DevnetConfig {
@@ -60,6 +62,7 @@ impl DevnetConfig {
             quote_ttl: crate::services::DEFAULT_QUOTE_TTL,
             chains: None,
             balance_api_key: DEFAULT_BALANCE_API_KEY.to_owned(),
+            sim_chains: crate::simchain::SimSettings::default(),
         }
     }
 
@@ -75,6 +78,13 @@ impl DevnetConfig {
     #[must_use]
     pub fn with_balance_api_key(mut self, key: impl Into<String>) -> Self {
         self.balance_api_key = key.into();
+        self
+    }
+
+    /// The same config with the simulated chains making blocks as `settings` say.
+    #[must_use]
+    pub fn with_sim_chains(mut self, settings: crate::simchain::SimSettings) -> Self {
+        self.sim_chains = settings;
         self
     }
 

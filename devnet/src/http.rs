@@ -48,6 +48,7 @@ pub(crate) fn router(state: Arc<AppState>, verbose: bool) -> Router {
             Router::new()
                 .merge(services::routes::router(Arc::clone(&state)))
                 .merge(services::admin::router())
+                .merge(crate::simchain::routes::router())
                 .merge(services::wallet_balances::router())
                 .merge(services::onramp::router())
                 .merge(services::particle::router())

@@ -67,6 +67,7 @@ pub mod observe;
 pub mod rpc;
 pub mod server;
 pub mod services;
+pub mod simchain;
 pub mod store;
 
 /// The user-lookup service's Basic auth, methods, secrets and timestamps: depositkit-server's.

@@ -76,6 +76,16 @@ struct ServeArgs {
     /// The X-API-Key the balance API ({servicesUrl}/balances) accepts.
     #[arg(long, env = "DEPOSITKIT_DEVNET_BALANCE_API_KEY", default_value = DEFAULT_BALANCE_API_KEY, value_name = "KEY")]
     balance_api_key: String,
+    /// Milliseconds between the empty blocks of the simulated chains (0: blocks only for
+    /// deposits and POST /devnet/chains/{chainId}/mine).
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    sim_block_ms: u64,
+    /// How many blocks `safe` (Solana: `confirmed`) trails the newest block of a simulated chain.
+    #[arg(long, default_value_t = 2, value_name = "BLOCKS")]
+    sim_safe_lag: u64,
+    /// How many blocks `finalized` trails the newest block of a simulated chain.
+    #[arg(long, default_value_t = 5, value_name = "BLOCKS")]
+    sim_finalized_lag: u64,
 }
 
 #[derive(Args)]
@@ -186,6 +196,11 @@ fn serve(db: &Path, args: ServeArgs) -> Result<()> {
         quote_ttl: Duration::from_secs(args.quote_ttl_seconds),
         chains: args.chains.as_deref().map(ChainsConfig::from_file).transpose()?,
         balance_api_key: args.balance_api_key,
+        sim_chains: depositkit_devnet::simchain::SimSettings {
+            block_time: (args.sim_block_ms > 0).then(|| Duration::from_millis(args.sim_block_ms)),
+            safe_lag: args.sim_safe_lag,
+            finalized_lag: args.sim_finalized_lag,
+        },
     };
     let server = BoundServer::bind(&config, store)?;
     let runtime = build_runtime()?;

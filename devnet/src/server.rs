@@ -181,9 +181,10 @@ impl RunningDevnet {
             sender: sender.map(str::to_owned),
             ..DepositRequest::default()
         };
-        let (credited, _, _) =
+        let (credited, raw, _) =
             admin::deposit(&self.services.store, &self.services.prices, &request)
                 .map_err(api_error)?;
+        crate::simchain::record_deposit(&self.services, &request, &credited.tx_hash, raw);
         Ok(Deposit { tx_hash: credited.tx_hash, account_id: credited.account_id })
     }
 
@@ -247,6 +248,47 @@ impl RunningDevnet {
     /// The chains file the server runs with, if any.
     pub fn chains_config(&self) -> Option<&ChainsConfig> {
         self.services.chains.as_deref().map(Chains::config)
+    }
+
+    /// `http://HOST:PORT/devnet/chains/{chain_id}/rpc`: the JSON-RPC endpoint of the simulated
+    /// chain of a ledger chain (`docs/devnet-chains.md`), for a chain watcher. A chain-backed
+    /// chain has none: use its node's URL from the chains file.
+    pub fn chain_rpc_url(&self, chain_id: u64) -> String {
+        format!("{}/devnet/chains/{chain_id}/rpc", self.base_url())
+    }
+
+    /// The newest, safe and finalized heights of the simulated chain of `chain_id`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an unknown chain.
+    pub fn sim_heads(&self, chain_id: u64) -> Result<crate::simchain::Heads> {
+        self.services.simchains.heads(chain_id)
+    }
+
+    /// Adds `blocks` empty blocks to the simulated chain of `chain_id`, as
+    /// `POST /devnet/chains/{chainId}/mine` does; its heads then.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an unknown or chain-backed chain, or too many blocks.
+    pub fn mine_blocks(&self, chain_id: u64, blocks: u64) -> Result<crate::simchain::Heads> {
+        admin::refuse_chain_backed(&self.services, chain_id).map_err(api_error)?;
+        self.services.simchains.mine(chain_id, blocks)
+    }
+
+    /// Reorganises the simulated chain of `chain_id`, as `POST /devnet/chains/{chainId}/reorg`
+    /// does: the dropped deposits leave the ledger, and come back later when asked.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the problem (an unknown or chain-backed chain, a depth
+    /// reaching a finalized block, a dropped transaction not in the replaced blocks, a deposit
+    /// already swept).
+    pub fn reorg(
+        &self,
+        chain_id: u64,
+        request: &crate::simchain::ReorgRequest,
+    ) -> Result<crate::simchain::Reorganised> {
+        admin::refuse_chain_backed(&self.services, chain_id).map_err(api_error)?;
+        self.services.simchains.reorg(chain_id, request)
     }
 
     /// The vault's addresses (devnet's inventory and collection address), when chain-backed.
@@ -451,7 +493,8 @@ impl BoundServer {
         let chains = config.chains.clone().map(Chains::connect).transpose()?.map(Arc::new);
         let services = Arc::new(
             Services::new(store.clone(), config.jwt_ttl, config.quote_ttl)?
-                .with_chains(chains, config.balance_api_key.clone()),
+                .with_chains(chains, config.balance_api_key.clone())
+                .with_sim_chains(config.sim_chains),
         );
         let rpc = Arc::new(depositkit_server::http::RpcState {
             store: depositkit_server::UserStore::Sqlite(store.users()),
@@ -490,6 +533,7 @@ impl BoundServer {
             .map_err(|e| Error::io("listening socket", e))?;
         // Open dashboard streams end at shutdown instead of holding the drain for the grace period.
         let services = Arc::clone(&self.state.services);
+        let clock = tokio::spawn(crate::simchain::run_clock(Arc::clone(&services.simchains)));
         let shutdown = async move {
             shutdown.await;
             services.activity.close();
@@ -497,7 +541,11 @@ impl BoundServer {
         let router = http::router(self.state, self.verbose);
         // No cap on connections: tests open as many as they like.
         let unlimited = tokio::sync::Semaphore::MAX_PERMITS;
-        depositkit_server::serve::serve(listener, router, unlimited, self.grace, shutdown).await
+        let served =
+            depositkit_server::serve::serve(listener, router, unlimited, self.grace, shutdown)
+                .await;
+        clock.abort();
+        served
     }
 }
 

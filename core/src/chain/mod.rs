@@ -6,6 +6,8 @@
 //! - [`solana`]: a JSON-RPC client of a Solana node ([`SolanaRpc`](solana::SolanaRpc)).
 //! - [`solana_tx`]: the legacy Solana message and transaction wire format, program-derived
 //!   addresses and the few instructions depositkit builds.
+//! - [`watch`]: chain watchers, which follow the transfers into the deposit addresses and the
+//!   chain's heads and report them as signals to the deposit engine.
 //!
 //! Every client here is synchronous (one blocking HTTP request per call, on the caller's
 //! thread), so it can be used from plain threads, from `spawn_blocking`, or from devnet's
@@ -18,6 +20,7 @@ pub mod evm;
 pub mod rpc;
 pub mod solana;
 pub mod solana_tx;
+pub mod watch;
 
 /// What the chain clients make of one node answer: the fuzzing entry point
 /// (`fuzz/fuzz_targets/chain_answers.rs`). Not part of the API.

@@ -21,10 +21,25 @@ use crate::tokens::TokenType;
 // Where a deposit goes is data of the records too (`model.rs`); re-exported where it always was.
 pub use super::model::EventDestination;
 
-/// The phase of a deposit (spec §3 `DepositPhase`).
+/// The phase of a deposit (spec §3 `DepositPhase`, and depositkit's finality phases).
+///
+/// On a chain without a chain watcher (no `chainRpcUrls` entry): `detected` → `processing` →
+/// `credited` or `failed`. On a chain with one (`docs/finality.md`): `seen` → `confirming` (as
+/// confirmations come in) → `confirmed` → `processing` → `credited` or `failed`; or `seen` →
+/// `reorged` when a reorganisation removes the transfer first (never swept or credited; the
+/// same id is `seen` again if the transfer returns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DepositPhase {
+    /// A chain watcher (or, on a watched chain, the balance) showed it; not final yet.
+    Seen,
+    /// Its chain added blocks over it; `confirmations` (and `requiredConfirmations`) say how
+    /// far it is.
+    Confirming,
+    /// Its chain's finality policy is met: it is swept now (or waits for `sweep(id)`).
+    Confirmed,
+    /// A reorganisation removed its transfer before it was final: never swept or credited.
+    Reorged,
     /// Found by the watcher.
     Detected,
     /// A sweep attempt started (again at each retry).
@@ -46,6 +61,10 @@ impl DepositPhase {
             DepositPhase::Credited => "credited",
             DepositPhase::Failed => "failed",
             DepositPhase::BelowThreshold => "below_threshold",
+            DepositPhase::Seen => "seen",
+            DepositPhase::Confirming => "confirming",
+            DepositPhase::Confirmed => "confirmed",
+            DepositPhase::Reorged => "reorged",
         }
     }
 }
@@ -81,6 +100,18 @@ pub struct DepositLifecycleEvent {
     pub error: Option<String>,
     /// When the phase was entered, unix milliseconds.
     pub timestamp: u64,
+    /// On a watched chain: the blocks (slots) over its transfer, its own counted (`seen`,
+    /// `confirming`, `confirmed`), when its chain reported the transfer.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub confirmations: Option<u64>,
+    /// On a watched chain: the confirmations its chain's rule asks for; absent for a rule of the
+    /// chain's own `safe` / `finalized` head.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub required_confirmations: Option<u64>,
+    /// On a watched chain: the transaction (signature) that brought it, when its chain reported
+    /// it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source_tx_hash: Option<String>,
 }
 
 /// Everything the client reports.
@@ -279,7 +310,10 @@ impl NotificationRecord {
     pub fn is_terminal(&self) -> bool {
         let phase_done = matches!(
             self.event.phase,
-            DepositPhase::Credited | DepositPhase::Failed | DepositPhase::BelowThreshold
+            DepositPhase::Credited
+                | DepositPhase::Failed
+                | DepositPhase::BelowThreshold
+                | DepositPhase::Reorged
         );
         phase_done && self.refund.as_ref().is_none_or(|r| r.status.is_terminal())
     }
@@ -316,6 +350,9 @@ pub(crate) mod tests {
             explorer_url: None,
             error: None,
             timestamp: 7,
+            confirmations: None,
+            required_confirmations: None,
+            source_tx_hash: None,
         }
     }
 
@@ -327,6 +364,17 @@ pub(crate) mod tests {
         assert_eq!(json["chainId"], 8453);
         assert_eq!(json["destination"]["chainId"], 42161);
         assert!(json.get("transactionId").is_none());
+        assert!(json.get("confirmations").is_none() && json.get("sourceTxHash").is_none());
+        let mut confirming = lifecycle("dep_1", DepositPhase::Confirming);
+        confirming.confirmations = Some(2);
+        confirming.required_confirmations = Some(3);
+        confirming.source_tx_hash = Some("0xab".into());
+        let json = DepositEvent::Lifecycle(confirming.clone()).to_json();
+        assert_eq!(json["payload"]["phase"], "confirming");
+        assert_eq!(json["payload"]["confirmations"], 2);
+        assert_eq!(json["payload"]["requiredConfirmations"], 3);
+        assert_eq!(json["payload"]["sourceTxHash"], "0xab");
+        assert_eq!(DepositEvent::from_json(&json), Some(DepositEvent::Lifecycle(confirming)));
         let event = DepositEvent::Error { kind: ErrorKind::Network, message: "down".into() };
         assert_eq!(event.to_json()["payload"]["kind"], "NetworkError");
         assert_eq!(DepositEvent::StatusChanged(ClientStatus::Ready).to_json()["payload"], "ready");

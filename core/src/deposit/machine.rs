@@ -18,6 +18,14 @@ use std::fmt;
 /// Where a deposit that is still in the client's table stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum DepositState {
+    /// On a chain with a chain watcher: seen, not final yet under the finality policy
+    /// (`deposit/finality/`). Nothing moves it: [`Input::Final`] lets it go on as a detected
+    /// deposit, [`Input::Reorged`] sets it aside.
+    Confirming,
+    /// A reorganisation removed its transfer before it was final: never swept, credited or
+    /// refunded. Tracked still: the same transfer included again ([`Input::Included`]) makes it
+    /// `Confirming` under the same id.
+    Reorged,
     /// Detected, auto-sweep off: waits for `sweep(id)` or `refund(id)`.
     Waiting,
     /// In the executor's queue for a sweep.
@@ -45,7 +53,9 @@ pub(crate) enum DepositState {
 
 impl DepositState {
     /// Every state.
-    pub(crate) const ALL: [DepositState; 10] = [
+    pub(crate) const ALL: [DepositState; 12] = [
+        DepositState::Confirming,
+        DepositState::Reorged,
         DepositState::Waiting,
         DepositState::Queued,
         DepositState::Sweeping,
@@ -61,6 +71,8 @@ impl DepositState {
     /// The name stored in the deposit store.
     pub(crate) const fn as_str(self) -> &'static str {
         match self {
+            DepositState::Confirming => "confirming",
+            DepositState::Reorged => "reorged",
             DepositState::Waiting => "waiting",
             DepositState::Queued => "queued",
             DepositState::Sweeping => "sweeping",
@@ -159,6 +171,10 @@ pub(crate) enum Refusal {
     SweepRunning,
     /// A refund owns the deposit.
     BeingRefunded,
+    /// Its transfer is not final on its chain yet.
+    Unconfirmed,
+    /// A reorganisation removed its transfer.
+    Reorged,
 }
 
 impl Refusal {
@@ -170,6 +186,12 @@ impl Refusal {
                 format!("Deposit {id} is being swept now; it can be refunded if the sweep fails")
             }
             Refusal::BeingRefunded => format!("Deposit {id} is already being refunded"),
+            Refusal::Unconfirmed => format!(
+                "Deposit {id} is not final on its chain yet (confirming); it can be swept or refunded once it is confirmed"
+            ),
+            Refusal::Reorged => format!(
+                "Deposit {id} was removed from its chain by a reorganisation; there is nothing to sweep or refund"
+            ),
         }
     }
 }
@@ -182,9 +204,16 @@ impl Refusal {
 /// first ([`Effect::Resolve`]) and sends nothing new unless the send is known not to have been
 /// delivered. So `refund(id)` of an `Unresolved` deposit either finds its sweep delivered (the
 /// deposit is credited, the refund skipped) or refunds it; never both.
+///
+/// A deposit whose transfer is not final (`Confirming`) or was reorganised out (`Reorged`)
+/// admits neither: no money of it may move before its chain says it is there for good. (A host
+/// that accepts the risk on small amounts sets `finality.instantBelowUsd`: such deposits are
+/// final as soon as they are seen, and never wait here.)
 pub(crate) const fn admits(state: DepositState, command: Command) -> Admission {
     use DepositState as S;
     match (command, state) {
+        (_, S::Confirming) => Admission::Refuse(Refusal::Unconfirmed),
+        (_, S::Reorged) => Admission::Refuse(Refusal::Reorged),
         (Command::Sweep, S::Waiting | S::Failed | S::Unresolved) => Admission::Admit,
         (Command::Sweep, S::Queued | S::Sweeping | S::RetryWait) => {
             Admission::Refuse(Refusal::AlreadySweeping)
@@ -235,6 +264,13 @@ pub(crate) enum Input {
     Recovered,
     /// The client started again on its store after the process stopped (a crash, a kill).
     Restarted,
+    /// A `Confirming` deposit met its chain's finality policy (or the instant rule, or the
+    /// balance fallback): it goes on as a detected deposit (queued with `auto_sweep`).
+    Final { auto_sweep: bool },
+    /// The chain no longer holds the transfer of a `Confirming` deposit.
+    Reorged,
+    /// The transfer of a `Reorged` deposit is in the chain again.
+    Included,
 }
 
 /// Where a deposit goes.
@@ -282,6 +318,12 @@ pub(crate) struct Step {
 pub(crate) struct Illegal {
     pub state: DepositState,
     pub input: Input,
+}
+
+/// A deposit just seen on a chain with a chain watcher: confirming until its chain's policy is
+/// met.
+pub(crate) const fn seen() -> Lifecycle {
+    Lifecycle { state: DepositState::Confirming, unknown: None }
 }
 
 /// A deposit just detected: queued for its sweep with auto-sweep, else waiting for the host.
@@ -365,6 +407,13 @@ pub(crate) fn step(now: Lifecycle, input: Input) -> Result<Step, Illegal> {
             open(S::RefundQueued, unknown, Some(Effect::QueueRefund))
         }
         (S::Failed, Input::Recovered) => Step { next: Next::Credited, effect: None },
+        // Nothing was ever sent of a deposit before it was final.
+        (S::Confirming, Input::Final { auto_sweep }) if unknown.is_none() => {
+            let (next, effect) = detected(auto_sweep);
+            Step { next: Next::Open(next), effect }
+        }
+        (S::Confirming, Input::Reorged) => open(S::Reorged, unknown, None),
+        (S::Reorged, Input::Included) => open(S::Confirming, unknown, None),
         (state, Input::Restarted) => restarted(state, unknown),
         _ => return illegal,
     })
@@ -393,6 +442,9 @@ const fn restarted(state: DepositState, unknown: Option<Purpose>) -> Step {
         (Some(Purpose::Refund), _) => open(S::RefundQueued, unknown, Some(Effect::QueueRefund)),
         (Some(Purpose::Sweep), _) => open(S::Queued, unknown, Some(Effect::QueueSweep)),
         (None, S::Waiting) => open(S::Waiting, None, None),
+        // The chain watcher reports the transfer and the heads again when it starts.
+        (None, S::Confirming) => open(S::Confirming, None, None),
+        (None, S::Reorged) => open(S::Reorged, None, None),
         (None, S::Failed) => open(S::Failed, None, None),
         (None, S::RetryWait) => open(S::RetryWait, None, Some(Effect::ScheduleRetry)),
         (None, S::RefundWait) => open(S::RefundWait, None, Some(Effect::ScheduleRefund)),

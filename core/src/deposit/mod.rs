@@ -23,6 +23,7 @@ pub mod config;
 pub mod dispatch;
 mod engine;
 pub mod events;
+pub mod finality;
 pub mod history;
 mod hub;
 mod machine;
@@ -45,15 +46,15 @@ pub use crate::services::{
 };
 pub use client::{CLOSE_TIMEOUT, DepositClient};
 pub use config::{
-    BALANCE_PROVIDER_RPC, BUILTIN_ONRAMP_PARTNER_KEY, BackendChoice, DEFAULT_BALANCE_API_URL,
-    DEFAULT_BALANCE_PROXY_URL, DEFAULT_EVENT_QUEUE_CAPACITY, DEFAULT_EVM_RPC_URLS,
-    DEFAULT_ONRAMP_WIDGET_URL, DEFAULT_POLLING_INTERVAL_MS, DEFAULT_PROCESSING_TIMEOUT_MS,
-    DEFAULT_RECONCILE_INTERVAL_MS, DEFAULT_SOLANA_RPC_URL, DEFAULT_SWEEP_RETRY_DELAY_MS,
-    DepositClientConfig, Destination, DestinationConfig, FundingConfig, LifecycleCallback,
-    MAX_SWEEP_ATTEMPTS, MIN_POLLING_INTERVAL_MS, NESTED_OPTION_NAMES, NotificationPosition,
-    NotificationTheme, NotificationsConfig, OPTIONS, OnrampConfig, OnrampMode, OptionArg,
-    OptionError, OptionKind, OptionSpec, ParticleOptions, RefundConfig, Secret, SignerKind,
-    option_by_field, option_named, resolve_destination,
+    BALANCE_PROVIDER_RPC, BUILTIN_ONRAMP_PARTNER_KEY, BackendChoice, ChainRpcUrls,
+    DEFAULT_BALANCE_API_URL, DEFAULT_BALANCE_PROXY_URL, DEFAULT_EVENT_QUEUE_CAPACITY,
+    DEFAULT_EVM_RPC_URLS, DEFAULT_ONRAMP_WIDGET_URL, DEFAULT_POLLING_INTERVAL_MS,
+    DEFAULT_PROCESSING_TIMEOUT_MS, DEFAULT_RECONCILE_INTERVAL_MS, DEFAULT_SOLANA_RPC_URL,
+    DEFAULT_SWEEP_RETRY_DELAY_MS, DepositClientConfig, Destination, DestinationConfig,
+    FundingConfig, LifecycleCallback, MAX_SWEEP_ATTEMPTS, MIN_POLLING_INTERVAL_MS,
+    NESTED_OPTION_NAMES, NotificationPosition, NotificationTheme, NotificationsConfig, OPTIONS,
+    OnrampConfig, OnrampMode, OptionArg, OptionError, OptionKind, OptionSpec, ParticleOptions,
+    RefundConfig, Secret, SignerKind, option_by_field, option_named, resolve_destination,
 };
 pub use events::{
     DepositEvent, DepositLifecycleEvent, DepositPhase, EventCallback, EventDestination,
@@ -63,7 +64,7 @@ pub use history::{TokenTransactionFilter, TransactionCache};
 pub use model::{
     DeliveredAmount, DepositAddresses, DetectedDeposit, RecoveryResult, RecoveryStatus,
     RefundEligibility, RefundReason, RefundResult, RefundStatus, SweepResult, SweepStatus,
-    deposit_id, explorer_tx_url,
+    deposit_id, explorer_tx_url, transfer_deposit_id,
 };
 pub use notifications::{NotificationRecord, NotificationStore};
 pub use poller::{

@@ -379,9 +379,33 @@ pub fn deposit_id(
 ) -> String {
     let key =
         format!("depositkit/deposit/v1|{account_id}|{chain_id}|{}|{from}|{to}", token.symbol());
+    id_of_key(&key)
+}
+
+/// `dep_` and the first 16 bytes of `key`'s keccak-256, in hex.
+fn id_of_key(key: &str) -> String {
     let hash = alloy_primitives::keccak256(key.as_bytes());
     let hex: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
     format!("dep_{hex}")
+}
+
+/// The id of the deposit a chain watcher reported first: the transfer at `index` of
+/// `transaction` into `account_id`'s deposit address on `chain_id` (`docs/finality.md` §3). A
+/// reorganisation that moves the transfer to another block keeps the id; a balance rise that
+/// later shows the same money is claimed by this deposit and reports no other.
+pub fn transfer_deposit_id(
+    account_id: &str,
+    chain_id: u64,
+    transaction: &str,
+    index: u32,
+) -> String {
+    // EVM hashes in any letter case are one transaction; Solana signatures are case-sensitive.
+    let tx = if transaction.starts_with("0x") {
+        transaction.to_ascii_lowercase()
+    } else {
+        transaction.to_owned()
+    };
+    id_of_key(&format!("depositkit/deposit/transfer/v1|{account_id}|{chain_id}|{tx}|{index}"))
 }
 
 /// The block-explorer link of `transaction` on `chain_id` (reference §5.8), for a service that

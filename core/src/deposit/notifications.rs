@@ -191,6 +191,9 @@ mod tests {
             explorer_url: None,
             error: None,
             timestamp: 0,
+            confirmations: None,
+            required_confirmations: None,
+            source_tx_hash: None,
         }
     }
 

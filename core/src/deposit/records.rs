@@ -2,6 +2,7 @@
 //! (a step of the deposit machine). They sit below the store, which persists them, and the
 //! engine (client, sweeper, refunds, recovery), which acts on them.
 
+use super::finality::ChainLink;
 use super::machine::{self, DepositState, Illegal, Input, Next, Purpose, Step};
 use super::model::Destination;
 use super::model::{DetectedDeposit, RefundResult};
@@ -55,6 +56,9 @@ pub(crate) struct DepositRecord {
     /// Whether a sweep of it failed for good.
     pub sweep_failed: bool,
     pub refund: Option<RefundProgress>,
+    /// On a chain with a chain watcher: its transfer there, as far as the client knows it
+    /// (`deposit/finality/`); `None` on the other chains.
+    pub chain: Option<ChainLink>,
 }
 
 impl DepositRecord {
@@ -76,6 +80,7 @@ impl DepositRecord {
             reconcile_rounds: 0,
             sweep_failed: false,
             refund: None,
+            chain: None,
         }
     }
 

@@ -23,7 +23,8 @@ pub struct ServiceHealth {
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     /// Every service the client has called, by name (`account` — the balance polls —, `jwt` —
-    /// the session —, `signer`): the last success and failure.
+    /// the session —, `signer`, `chain` — the chain watchers' endpoints, `docs/finality.md`):
+    /// the last success and failure.
     pub services: BTreeMap<String, ServiceHealth>,
     /// The last successful poll, unix milliseconds.
     pub last_poll_ms: Option<u64>,

@@ -86,6 +86,7 @@ pub fn deposit(services: &Services, form: &DepositForm) -> ApiResult {
         ..DepositRequest::default()
     };
     let (credited, raw, _) = admin::deposit(&services.store, &services.prices, &request)?;
+    crate::simchain::record_deposit(services, &request, &credited.tx_hash, raw);
     let amount = human(raw, token, chain.id());
     let message = match (&credited.account_id, &owned) {
         (Some(_), Some(account)) => format!(

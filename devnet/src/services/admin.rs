@@ -226,6 +226,7 @@ async fn deposits(State(app): State<Arc<AppState>>, body: Body) -> Response {
         blocking(move || {
             refuse_chain_backed(&services, request.chain_id)?;
             let (credited, raw, decimals) = deposit(&services.store, &services.prices, &request)?;
+            crate::simchain::record_deposit(&services, &request, &credited.tx_hash, raw);
             Ok(json!({
                 "txHash": credited.tx_hash,
                 "accountId": credited.account_id,

@@ -72,6 +72,8 @@ pub struct Services {
     pub(crate) particle_lost: particle::LostAnswers,
     /// What the dashboard shows (`crate::dashboard`).
     pub(crate) activity: crate::dashboard::Activity,
+    /// The simulated chains of the ledger chains (`crate::simchain`).
+    pub(crate) simchains: Arc<crate::simchain::SimChains>,
 }
 
 impl Services {
@@ -82,9 +84,11 @@ impl Services {
     /// The stored JWT keys cannot be read, or key generation cannot start.
     pub fn new(store: Store, jwt_ttl: Duration, quote_ttl: Duration) -> Result<Self> {
         let keys = KeyRing::open(store.clone())?;
+        let simchains = crate::simchain::SimChains::new(store.clone(), Default::default());
         Ok(Services {
             jwt: JwtService::new(keys, jwt_ttl),
             store,
+            simchains: Arc::new(simchains),
             prices: Prices::default(),
             faults: ServiceFaults::default(),
             sweep_faults: SweepFaults::default(),
@@ -103,6 +107,13 @@ impl Services {
     pub fn with_chains(mut self, chains: Option<Arc<Chains>>, balance_api_key: String) -> Self {
         self.chains = chains;
         self.balance_api_key = balance_api_key;
+        self
+    }
+
+    /// The same services with simulated chains making blocks as `settings` say.
+    #[must_use]
+    pub fn with_sim_chains(mut self, settings: crate::simchain::SimSettings) -> Self {
+        self.simchains = Arc::new(crate::simchain::SimChains::new(self.store.clone(), settings));
         self
     }
 

@@ -138,7 +138,9 @@ pub fn complete_order(services: &Services, params: &OrderParams) -> ApiResult {
                 sender: None,
                 price_usd: price,
             };
-            services.store.credit(&credit).map_err(ApiError::from)?.tx_hash
+            let tx_hash = services.store.credit(&credit).map_err(ApiError::from)?.tx_hash;
+            crate::simchain::record_credit(services, &credit, &tx_hash);
+            tx_hash
         }
     };
 

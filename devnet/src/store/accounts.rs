@@ -442,7 +442,7 @@ pub(super) fn account_by_deposit_address(
 }
 
 /// How an address is keyed: EVM addresses lower-cased, Solana addresses as they are.
-fn ledger_key(address: &str, chain_id: u64) -> String {
+pub(super) fn ledger_key(address: &str, chain_id: u64) -> String {
     match get_address_type(chain_id) {
         AddressType::Solana => address.to_owned(),
         AddressType::Evm => address.to_ascii_lowercase(),

@@ -11,6 +11,7 @@ mod chain;
 mod feed;
 mod history;
 mod keys;
+mod reorg;
 mod schema;
 mod sweeps;
 mod users;
@@ -31,6 +32,7 @@ pub use depositkit_server::records::{
 };
 pub use feed::{AccountOverview, HistoryEntry, QuoteEntry};
 pub use keys::{StoredJwtKey, StoredWallet};
+pub use reorg::Uncredit;
 pub use schema::SCHEMA_VERSION;
 pub use sweeps::{Purpose, QuoteRecord, Settlement, SweepOutcome, SweepPlan, SweepRecord};
 

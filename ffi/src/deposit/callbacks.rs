@@ -180,12 +180,16 @@ impl Drop for HostCallback {
 ///   is a DepositLifecycleEvent (spec section 2): `"id"` (`"dep_"` and 32 hex digits, derived
 ///   from the deposit itself: the same in every phase of one deposit and after a restart),
 ///   `"phase"` (`"detected"`, `"processing"` (a sweep attempt started; again at each retry),
-///   `"credited"`, `"failed"` or `"below_threshold"`), `"token"` (`"USDC"`...), `"chainId"`
+///   `"credited"`, `"failed"` or `"below_threshold"`; on a chain of `chainRpcUrls` first
+///   `"seen"`, `"confirming"`, `"confirmed"`, or `"reorged"`: docs/finality.md), `"token"`
+///   (`"USDC"`...), `"chainId"`
 ///   (the source chain), `"amount"` (human-readable decimal string), `"amountUSD"` (number),
 ///   `"destination"` (`{"address", "chainId"}`, where it goes), `"transactionId"` and
 ///   `"explorerUrl"` (on `credited`; the explorer link only for chains that have one),
 ///   `"error"` (on `failed`, and on `below_threshold` saying which minimum it missed) and
-///   `"timestamp"` (unix milliseconds). Absent fields are left out, not null. What a credited
+///   `"timestamp"` (unix milliseconds); on a watched chain also `"confirmations"`,
+///   `"requiredConfirmations"` and `"sourceTxHash"` when its chain reported the transfer.
+///   Absent fields are left out, not null. What a credited
 ///   deposit delivered after fees is in `depositkit_deposit_client_sweep_result`;
 /// - `{"type": "status:change", "payload": "watching"}`: the client's status changed (the
 ///   names of `depositkit_client_status_str`);

@@ -38,7 +38,10 @@ py_record! {
     ///
     /// A deposit goes ``detected`` → ``processing`` (again at each retry of its sweep) →
     /// ``credited`` or ``failed``; a deposit worth less than the minimum is reported
-    /// ``below_threshold`` instead and never swept.
+    /// ``below_threshold`` instead and never swept. On a chain with a chain watcher
+    /// (``chain_rpc_urls``; ``docs/finality.md``) it goes ``seen`` → ``confirming`` (with
+    /// ``confirmations``) → ``confirmed`` → ``processing`` → …, or ``reorged`` when a
+    /// reorganisation removed its transfer first (never swept or credited).
     ///
     /// ``repr()`` is
     /// ``<depositkit.DepositLifecycleEvent credited id='dep_…' 0.01 ETH on chain 8453>``.
@@ -79,11 +82,21 @@ py_record! {
         error: "Optional[str]" = |e| -> Option<&str> { e.error.as_deref() };
         /// When the phase was entered, unix milliseconds.
         timestamp: "int" = |e| -> u64 { e.timestamp };
+        /// On a watched chain: the blocks (slots) over its transfer, its own counted, when its
+        /// chain reported the transfer; else ``None``.
+        confirmations: "Optional[int]" = |e| -> Option<u64> { e.confirmations };
+        /// On a watched chain: the confirmations its chain's rule asks for; ``None`` for a rule
+        /// of the chain's ``safe`` / ``finalized`` head, and off watched chains.
+        required_confirmations: "Optional[int]" = |e| -> Option<u64> { e.required_confirmations };
+        /// On a watched chain: the transaction (signature) that brought it, when its chain
+        /// reported it; else ``None``.
+        source_tx_hash: "Optional[str]" = |e| -> Option<&str> { e.source_tx_hash.as_deref() };
     }
     methods {
         /// The spec's record, camelCase: ``id``, ``phase``, ``token``, ``chainId``, ``amount``,
         /// ``amountUSD``, ``timestamp``, and when set ``destination`` (``{"address", "chainId"}``),
-        /// ``transactionId``, ``explorerUrl``, ``error``. JSON-ready.
+        /// ``transactionId``, ``explorerUrl``, ``error``, ``confirmations``,
+        /// ``requiredConfirmations``, ``sourceTxHash``. JSON-ready.
         ///
         /// Returns:
         ///     A new ``dict``.

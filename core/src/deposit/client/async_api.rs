@@ -360,6 +360,12 @@ fn finish_initialize(
         inner.emit_status(change);
         return Err(error);
     }
+    if let Err(error) = inner.start_chain_watch(&state) {
+        let change = state.status.set_lifecycle(Lifecycle::Failed);
+        drop(state);
+        inner.emit_status(change);
+        return Err(error);
+    }
     state.recount();
     let change = state.status.set_lifecycle(Lifecycle::Ready);
     drop(state);

@@ -263,6 +263,7 @@ impl DepositClient {
             onramp,
             closed: AtomicBool::new(false),
             health: crate::observe::HealthTracker::default(),
+            chains: super::engine::ChainWatch::default(),
         });
         let source: Arc<dyn crate::observe::BacklogSource> = inner.clone();
         crate::observe::register_source(Arc::downgrade(&source));
@@ -504,6 +505,7 @@ impl DepositClient {
                     timer.abort();
                 }
                 state.jobs = None;
+                self.inner.stop_chain_watch();
                 state.status.set_watching(false);
                 state.status.set_lifecycle(Lifecycle::Closed)
             };

@@ -12,6 +12,7 @@
 //! and the value. Messages follow the reference SDK's (§8.2).
 
 mod backend;
+mod chain_watch;
 mod checks;
 mod destination;
 mod nested;
@@ -32,6 +33,7 @@ use crate::error::{Error, Result};
 use super::events::DepositLifecycleEvent;
 
 pub use backend::{BackendChoice, ParticleOptions, Secret, SignerKind};
+pub use chain_watch::ChainRpcUrls;
 pub(crate) use checks::check_url;
 pub use destination::{Destination, DestinationConfig, resolve_destination};
 pub use nested::{

@@ -356,7 +356,9 @@ object_value!(
     super::nested::RefundConfig,
     super::nested::FundingConfig,
     super::nested::OnrampConfig,
-    super::backend::ParticleOptions
+    super::backend::ParticleOptions,
+    super::chain_watch::ChainRpcUrls,
+    crate::deposit::finality::FinalityConfig
 );
 
 impl OptionValue for Option<NotificationsConfig> {
@@ -396,6 +398,8 @@ pub const NESTED_OPTION_NAMES: &[&str] = &[
     "clientKey",
     "signerKey",
     "signerSeed",
+    "instantBelowUsd",
+    "balanceFallbackMs",
 ];
 
 /// Declares every option once; see the module's documentation. Each entry:

@@ -8,6 +8,7 @@
 //! service URLs) are in [`super::resolve`].
 
 use super::backend::{BackendChoice, ParticleOptions, check_particle};
+use super::chain_watch::{ChainRpcUrls, check_chain_rpc_urls, check_finality};
 use super::checks::{check_delay, check_text, check_url, check_usd};
 use super::destination::DestinationConfig;
 use super::nested::{
@@ -21,6 +22,7 @@ use super::{
     MIN_POLLING_INTERVAL_MS,
 };
 use crate::chains::Chain;
+use crate::deposit::finality::FinalityConfig;
 use crate::error::{Error, Result};
 use crate::tokens::{DEFAULT_SUPPORTED_TOKENS, TokenType};
 
@@ -119,6 +121,24 @@ deposit_options! {
     /// `default_fiat_amount`, `payment_mode`, `widget_url`.
     onramp / with_onramp: OnrampConfig = OnrampConfig::default(),
         "onramp", Object, check |_, onramp| check_onramp(onramp);
+    /// Chain watchers (`docs/finality.md`): chain id → the chain's JSON-RPC endpoint (an EVM
+    /// node, or Solana's). A watched chain's deposits are `seen` when their transfer is
+    /// included, `confirming` as blocks come, `confirmed` when the chain's finality rule
+    /// (`finality`) is met, and only then swept; one a reorganisation removes first is
+    /// `reorged` and never swept. Balance polling goes on beside them, so a deposit is found
+    /// while an endpoint is down. Endpoints are never shown (their path may hold a key).
+    /// Default none: every chain's deposits are the balance's rises, swept at once.
+    chain_rpc_urls / with_chain_rpc_urls: ChainRpcUrls = ChainRpcUrls::default(),
+        "chainRpcUrls", Object, check check_chain_rpc_urls;
+    /// When a deposit on a watched chain (`chain_rpc_urls`) is final (`docs/finality.md`),
+    /// every key optional: `chains` (chain id → `{"confirmations": n}`, `"safe"` (Solana's
+    /// `"confirmed"`) or `"finalized"`, replacing that chain's documented default),
+    /// `instant_below_usd` (default 0: deposits worth less are swept as soon as they are seen,
+    /// the host accepting the risk of a reorganisation on them), `balance_fallback_ms` (how
+    /// long a deposit only the balance shows waits before it is taken as final; default the
+    /// chain's typical time to finality).
+    finality / with_finality: FinalityConfig = FinalityConfig::default(),
+        "finality", Object, check |_, finality| check_finality(finality);
     /// The universal-account backend: `"devnet"` (the default: `docs/protocol.md`, the services
     /// under `services_url`) or `"particle"` (Particle's Universal Account JSON-RPC with a
     /// server-side signer, set up by `particle`; `docs/particle.md`).

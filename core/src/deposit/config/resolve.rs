@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::deposit::finality::FinalityPolicy;
 use crate::describe::quote;
 use crate::error::{Error, Result};
 use crate::http::RetryPolicy;
@@ -45,6 +46,10 @@ pub(crate) struct ResolvedConfig {
     pub funding: FundingConfig,
     pub onramp: OnrampConfig,
     pub backend: ResolvedBackend,
+    /// The watched chains' endpoints (`chainRpcUrls`).
+    pub chain_rpc_urls: super::ChainRpcUrls,
+    /// When a deposit on a watched chain is final (`finality`).
+    pub finality: FinalityPolicy,
 }
 
 /// The backend the client runs on, with what it needs.
@@ -130,6 +135,8 @@ impl DepositClientConfig {
             store_path: self.store_path.as_ref().map(std::path::PathBuf::from),
             funding: self.funding.clone(),
             onramp: self.onramp.clone(),
+            chain_rpc_urls: self.chain_rpc_urls.clone(),
+            finality: FinalityPolicy::new(self.finality.clone()),
             backend,
         })
     }

@@ -44,11 +44,14 @@ use crate::services::{
 };
 use crate::units::U256;
 
+mod chain;
+mod chain_balance;
 mod executor;
 mod health;
 mod start;
 mod watch;
 
+pub(crate) use chain::ChainWatch;
 pub(crate) use executor::Job;
 
 /// Sweep and refund results kept for [`DepositClient::sweep_result`] and
@@ -290,6 +293,8 @@ pub(crate) struct Inner {
     pub(in crate::deposit) closed: AtomicBool,
     /// The last calls to each service, for `health()`.
     pub(crate) health: crate::observe::HealthTracker,
+    /// The chain watchers (`chainRpcUrls`) and what they showed (`chain.rs`).
+    pub(crate) chains: ChainWatch,
 }
 
 // Its answer before `initialize()` is the port's: funding and the onramp give it too.
@@ -351,6 +356,9 @@ impl Inner {
             explorer_url: None,
             error: None,
             timestamp: now_ms(),
+            confirmations: None,
+            required_confirmations: None,
+            source_tx_hash: None,
         }
     }
 

@@ -104,8 +104,23 @@ impl Inner {
         {
             let mut state = self.state();
             let destination = state.destination.clone();
+            for line in &lines {
+                self.chains.note_price(line.chain_id, &line.token, line.price_usd);
+            }
             for finding in findings {
                 match finding {
+                    // On a watched chain, a rise is `seen` (or is the money of deposits the
+                    // chain showed first): final later, by the finality policy.
+                    Finding::Deposit(deposit, range) if self.watches_chain(deposit.chain_id) => {
+                        let found = (deposit, range);
+                        self.seen_by_balance(
+                            &mut state,
+                            &account_id,
+                            found,
+                            &mut events,
+                            &mut change,
+                        );
+                    }
                     Finding::Deposit(deposit, range) => {
                         if state.deposits.contains_key(&deposit.id)
                             || state.results.contains_key(&deposit.id)
@@ -152,6 +167,10 @@ impl Inner {
                         events.push(event);
                     }
                 }
+            }
+            if !self.config.chain_rpc_urls.is_empty() {
+                // The balance fallback, and deposits the chain showed that are held now.
+                self.judge_chain(&mut state, None, &mut events, &mut change);
             }
             if !events.is_empty() {
                 status = state.recount();

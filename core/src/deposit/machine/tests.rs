@@ -21,6 +21,8 @@ fn every_input() -> Vec<Input> {
         Input::Due,
         Input::Recovered,
         Input::Restarted,
+        Input::Reorged,
+        Input::Included,
     ];
     inputs.extend(COMMANDS.map(Input::Requested));
     inputs.extend(PURPOSES.map(Input::OutcomeUnknown));
@@ -28,6 +30,7 @@ fn every_input() -> Vec<Input> {
         for auto_refund in [false, true] {
             inputs.push(Input::Failed { again, auto_refund });
         }
+        inputs.push(Input::Final { auto_sweep: again });
     }
     inputs
 }
@@ -46,7 +49,8 @@ fn start(auto_sweep: bool) -> Lifecycle {
 
 /// The lifecycles reachable from a detection, by every input.
 fn reachable() -> HashSet<Lifecycle> {
-    let mut seen: HashSet<Lifecycle> = [start(true), start(false)].into_iter().collect();
+    let mut seen: HashSet<Lifecycle> =
+        [start(true), start(false), super::seen()].into_iter().collect();
     let mut queue: VecDeque<Lifecycle> = seen.iter().copied().collect();
     while let Some(now) = queue.pop_front() {
         for input in every_input() {
@@ -102,6 +106,9 @@ fn the_admission_table() {
         (S::RefundQueued, Refuse(Refusal::BeingRefunded), Refuse(Refusal::BeingRefunded)),
         (S::Refunding, Refuse(Refusal::BeingRefunded), Refuse(Refusal::BeingRefunded)),
         (S::RefundUnresolved, Refuse(Refusal::BeingRefunded), Admit),
+        // Not final on its chain, or reorganised out: nothing moves.
+        (S::Confirming, Refuse(Refusal::Unconfirmed), Refuse(Refusal::Unconfirmed)),
+        (S::Reorged, Refuse(Refusal::Reorged), Refuse(Refusal::Reorged)),
     ];
     assert_eq!(table.len(), DepositState::ALL.len());
     for (state, sweep, refund) in table {
@@ -160,9 +167,10 @@ proptest! {
     #[test]
     fn any_sequence_keeps_the_money_rules(
         auto_sweep in any::<bool>(),
+        from_chain in any::<bool>(),
         inputs in proptest::collection::vec(input_strategy(), 0..60),
     ) {
-        let mut now = start(auto_sweep);
+        let mut now = if from_chain { super::seen() } else { start(auto_sweep) };
         let mut money = Money::default();
         for input in inputs {
             let Ok(stepped) = step(now, input) else { continue };
@@ -205,5 +213,46 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// The finality rules: a deposit seen on a chain moves no money, whatever happens, until it is
+/// final; a reorganised one never does until its transfer is back and final; once it went on
+/// (final), the chain's word no longer applies.
+#[test]
+fn nothing_moves_before_a_deposit_is_final() {
+    let mut unfinal: HashSet<Lifecycle> = [super::seen()].into_iter().collect();
+    let mut queue: VecDeque<Lifecycle> = unfinal.iter().copied().collect();
+    while let Some(now) = queue.pop_front() {
+        for input in every_input() {
+            let Ok(stepped) = step(now, input) else { continue };
+            if matches!(input, Input::Final { .. }) {
+                assert_eq!(now.state, DepositState::Confirming, "final from {now:?}");
+                continue;
+            }
+            assert_eq!(stepped.effect, None, "{now:?} {input:?}");
+            let Next::Open(next) = stepped.next else { panic!("{now:?} {input:?} ended") };
+            if unfinal.insert(next) {
+                queue.push_back(next);
+            }
+        }
+    }
+    let states: HashSet<DepositState> = unfinal.iter().map(|l| l.state).collect();
+    assert_eq!(states, [DepositState::Confirming, DepositState::Reorged].into_iter().collect());
+    // Seen → reorged → included again → final: the same record goes on as detected.
+    let reorged = step(super::seen(), Input::Reorged).unwrap();
+    let Next::Open(reorged) = reorged.next else { panic!("reorged left the table") };
+    assert!(step(reorged, Input::Final { auto_sweep: true }).is_err(), "final while removed");
+    let back = step(reorged, Input::Included).unwrap();
+    let Next::Open(back) = back.next else { panic!("included left the table") };
+    let went_on = step(back, Input::Final { auto_sweep: true }).unwrap();
+    assert_eq!(went_on.next, Next::Open(detected(true).0));
+    assert_eq!(went_on.effect, Some(Effect::QueueSweep));
+    let waiting = step(back, Input::Final { auto_sweep: false }).unwrap();
+    assert_eq!((waiting.next, waiting.effect), (Next::Open(detected(false).0), None));
+    // After it went on, a removal of its transfer is not an input of the machine.
+    for state in DepositState::ALL.into_iter().filter(|s| *s != DepositState::Confirming) {
+        let now = Lifecycle { state, unknown: None };
+        assert!(step(now, Input::Reorged).is_err(), "{state}");
     }
 }

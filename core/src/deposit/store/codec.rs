@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::deposit::finality::ChainLink;
 use crate::deposit::machine::DepositState;
 use crate::deposit::model::Destination;
 use crate::deposit::model::{DetectedDeposit, RefundResult};
@@ -69,6 +70,49 @@ struct StoredRecord {
     reconcile_rounds: u32,
     sweep_failed: bool,
     refund: Option<StoredRefund>,
+    /// Absent on chains without a chain watcher (and in records written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chain: Option<StoredChainLink>,
+}
+
+/// A deposit's transfer on a watched chain (`ChainLink`).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredChainLink {
+    tx: Option<String>,
+    index: u32,
+    height: Option<u64>,
+    block_hash: Option<String>,
+    removed: bool,
+    in_balance: bool,
+    unexplained: String,
+    reported: u64,
+}
+
+fn stored_link(link: &ChainLink) -> StoredChainLink {
+    StoredChainLink {
+        tx: link.tx.clone(),
+        index: link.index,
+        height: link.height,
+        block_hash: link.block_hash.clone(),
+        removed: link.removed,
+        in_balance: link.in_balance,
+        unexplained: link.unexplained.to_string(),
+        reported: link.reported,
+    }
+}
+
+fn chain_link(stored: StoredChainLink) -> std::result::Result<ChainLink, String> {
+    Ok(ChainLink {
+        tx: stored.tx,
+        index: stored.index,
+        height: stored.height,
+        block_hash: stored.block_hash,
+        removed: stored.removed,
+        in_balance: stored.in_balance,
+        unexplained: amount(&stored.unexplained)?,
+        reported: stored.reported,
+    })
 }
 
 fn stored_quote(sent: &SentQuote) -> StoredQuote {
@@ -141,6 +185,7 @@ pub(crate) fn record_json(record: &DepositRecord) -> String {
             auto: p.auto,
             last: p.last.clone(),
         }),
+        chain: record.chain.as_ref().map(stored_link),
     };
     serde_json::to_string(&stored).unwrap_or_default()
 }
@@ -175,6 +220,7 @@ pub(crate) fn record_from_json(json: &str) -> std::result::Result<DepositRecord,
             auto: r.auto,
             last: r.last,
         }),
+        chain: stored.chain.map(chain_link).transpose()?,
     })
 }
 
@@ -256,12 +302,23 @@ mod tests {
                                     RefundReason::SweepFailed,
                                 ),
                             }),
+                            chain: refund.then(|| ChainLink {
+                                tx: Some("0xab".into()),
+                                index: 3,
+                                height: Some(120),
+                                block_hash: Some("0x78".into()),
+                                removed: false,
+                                in_balance: true,
+                                unexplained: U256::from(4u64),
+                                reported: 2,
+                            }),
                         };
                         let json = record_json(&record);
                         let back = record_from_json(&json).expect("reads back");
                         assert_eq!(back.state, state);
                         assert_eq!(back.deposit.raw_amount, record.deposit.raw_amount);
                         assert_eq!(back.range, record.range);
+                        assert_eq!(back.chain, record.chain);
                         assert_eq!(
                             back.unresolved.as_ref().map(|q| q.backend.clone()),
                             unresolved.map(|p| sent(p).backend)
@@ -304,6 +361,7 @@ mod tests {
         record.in_flight = Some(sent(QuotePurpose::Sweep));
         let json = record_json(&record);
         assert!(!json.contains("\"backend\""), "{json}");
+        assert!(!json.contains("\"chain\""), "no chain link off watched chains: {json}");
         let back = record_from_json(&json).expect("reads back");
         assert!(back.in_flight.expect("in flight").backend.is_null());
         record.in_flight = Some(sent(QuotePurpose::Refund));

@@ -415,6 +415,36 @@ impl Detector {
         findings
     }
 
+    /// A deposit `id` covering `range` of a line's `received` left its chain (a
+    /// reorganisation), and the balance takes it back: the line's baseline goes down by it
+    /// unless a poll already saw the fall (a line back at zero is not listed, so a poll may
+    /// never see it), and `id` may be reported again when the same range returns. `true` when
+    /// the snapshot changed.
+    pub fn reverse(
+        &mut self,
+        chain_id: u64,
+        token: TokenType,
+        range: (U256, U256),
+        id: &str,
+    ) -> bool {
+        let key = (chain_id, token.symbol().to_owned());
+        let mut changed = false;
+        if let Some(received) = self.baselines.get_mut(&key)
+            && *received >= range.1
+        {
+            *received -= range.1 - range.0;
+            changed = true;
+        }
+        if self.reported.remove(id) {
+            self.reported_order.retain(|known| known != id);
+            changed = true;
+        }
+        if changed {
+            self.version += 1;
+        }
+        changed
+    }
+
     fn remember(&mut self, id: String) {
         if self.reported.insert(id.clone()) {
             self.reported_order.push_back(id);
