@@ -342,7 +342,7 @@ impl PyDepositClient {
     #[pyo3(
         signature = (owner_address, destination, *, on_deposit_event=None, signer=None, **options),
         // BEGIN generated text_signature (core/tests/option_table.rs)
-        text_signature = "(owner_address, destination, *, on_deposit_event=None, signer=None, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, backend=None, particle=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024, store_path=None)"
+        text_signature = "(owner_address, destination, *, on_deposit_event=None, signer=None, intermediary_address=None, ua_project_id=None, min_value_usd=0.5, supported_tokens=None, supported_chains=None, polling_interval_ms=3000, auto_sweep=True, refund=None, notifications=None, funding=None, onramp=None, chain_rpc_urls=None, finality=None, backend=None, particle=None, services_url=None, jwt_service_url=None, signer_url=None, account_service_url=None, sweep_retry_delay_ms=5000, reconcile_interval_ms=10000, processing_timeout_ms=300000, min_polling_interval_ms=2000, request_timeout_ms=10000, http_retries=3, http_initial_backoff_ms=100, call_timeout_ms=60000, event_queue_capacity=1024, store_path=None)"
         // END generated text_signature
     )]
     fn new(
