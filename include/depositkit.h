@@ -2,9 +2,11 @@
 // and address checks), the user-lookup client (depositkit_user_rpc_client), the deposit client
 // (depositkit_deposit_client: deposit addresses, watcher, sweeper, lifecycle events, refunds,
 // recovery of stuck funds, notification records, transaction history, funding from the user's
-// wallet, the fiat onramp) and, only in builds with the opt-in cargo feature `devnet` (tests,
-// demos; never the production library), the devnet emulator of the remote services in process
-// (depositkit_devnet; define DEPOSITKIT_DEVNET before including this header to declare it).
+// wallet, the fiat onramp), fleet mode (depositkit_fleet: the owners of one deployment shared by
+// many processes through PostgreSQL) and, only in builds with the opt-in cargo feature `devnet`
+// (tests, demos; never the production library), the devnet emulator of the remote services in
+// process (depositkit_devnet; define DEPOSITKIT_DEVNET before including this header to declare
+// it).
 //
 // Link against libdepositkit.so, or libdepositkit.a with the native libraries rustc prints for
 // it (`--print native-static-libs`; on Linux: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc), and
@@ -345,6 +347,17 @@ typedef struct depositkit_deposit_client depositkit_deposit_client;
 // before including this header to declare these functions.
 typedef struct depositkit_devnet depositkit_devnet;
 #endif
+
+// A member of a fleet (`docs/fleet.md`): a process that holds a balanced share of the owners
+// registered in one PostgreSQL database and runs a deposit client for each, takes over the
+// owners of members that died, and asks any owner's holder for a sweep, a refund, a recovery
+// or a destination change.
+//
+// Opaque: created by `depositkit_fleet_join`, used through a `const depositkit_fleet *`,
+// released by `depositkit_fleet_free`. Thread-safe: one member may be used by any number of
+// threads at once, and freed on any thread once no call is using it. Its database work runs on
+// a runtime of the fleet's own (two worker threads per process, created on first use).
+typedef struct depositkit_fleet depositkit_fleet;
 
 // The balances of the funding wallets, as `depositkit_deposit_client_wallet_balances` found
 // them: an immutable list, tied to the client that issued it.
@@ -1086,6 +1099,20 @@ depositkit_status depositkit_user_rpc_client_get_users_info(const depositkit_use
 //   `docs/funding.md` section 5), every key optional: `enabled` (default false), `apiKey` (the
 //   partner key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency`
 //   (default `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
+// - `chainRpcUrls` (object, default see below): Chain watchers (`docs/finality.md`): chain id ->
+//   the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's deposits are
+//   `seen` when their transfer is included, `confirming` as blocks come, `confirmed` when the
+//   chain's finality rule (`finality`) is met, and only then swept; one a reorganisation removes
+//   first is `reorged` and never swept. Balance polling goes on beside them, so a deposit is found
+//   while an endpoint is down. Endpoints are never shown (their path may hold a key). Default
+//   none: every chain's deposits are the balance's rises, swept at once.
+// - `finality` (object, default see below): When a deposit on a watched chain (`chainRpcUrls`) is
+//   final (`docs/finality.md`), every key optional: `chains` (chain id -> `{"confirmations": n}`,
+//   `"safe"` (Solana's `"confirmed"`) or `"finalized"`, replacing that chain's documented
+//   default), `instantBelowUsd` (default 0: deposits worth less are swept as soon as they are
+//   seen, the host accepting the risk of a reorganisation on them), `balanceFallbackMs` (how long
+//   a deposit only the balance shows waits before it is taken as final; default the chain's
+//   typical time to finality).
 // - `backend` (string, default `"devnet"`): The universal-account backend: `"devnet"` (the
 //   default: `docs/protocol.md`, the services under `servicesUrl`) or `"particle"` (Particle's
 //   Universal Account JSON-RPC with a server-side signer, set up by `particle`;
@@ -1332,12 +1359,16 @@ depositkit_status depositkit_deposit_client_is_onramp_supported(const depositkit
 //   is a DepositLifecycleEvent (spec section 2): `"id"` (`"dep_"` and 32 hex digits, derived
 //   from the deposit itself: the same in every phase of one deposit and after a restart),
 //   `"phase"` (`"detected"`, `"processing"` (a sweep attempt started; again at each retry),
-//   `"credited"`, `"failed"` or `"below_threshold"`), `"token"` (`"USDC"`...), `"chainId"`
+//   `"credited"`, `"failed"` or `"below_threshold"`; on a chain of `chainRpcUrls` first
+//   `"seen"`, `"confirming"`, `"confirmed"`, or `"reorged"`: docs/finality.md), `"token"`
+//   (`"USDC"`...), `"chainId"`
 //   (the source chain), `"amount"` (human-readable decimal string), `"amountUSD"` (number),
 //   `"destination"` (`{"address", "chainId"}`, where it goes), `"transactionId"` and
 //   `"explorerUrl"` (on `credited`; the explorer link only for chains that have one),
 //   `"error"` (on `failed`, and on `below_threshold` saying which minimum it missed) and
-//   `"timestamp"` (unix milliseconds). Absent fields are left out, not null. What a credited
+//   `"timestamp"` (unix milliseconds); on a watched chain also `"confirmations"`,
+//   `"requiredConfirmations"` and `"sourceTxHash"` when its chain reported the transfer.
+//   Absent fields are left out, not null. What a credited
 //   deposit delivered after fees is in `depositkit_deposit_client_sweep_result`;
 // - `{"type": "status:change", "payload": "watching"}`: the client's status changed (the
 //   names of `depositkit_client_status_str`);
@@ -1436,6 +1467,40 @@ depositkit_status depositkit_deposit_client_callback_errors(const depositkit_dep
 // `depositkit_client_status` gives `"unknown"`. Never NULL; do not free the result. Does not
 // change the last error.
 const char *depositkit_client_status_str(uint32_t status);
+
+// Takes up to `max_events` events from the client's pull queue at once, oldest first, as one
+// JSON array: waits at most `timeout_ms` milliseconds for the first (0: do not wait), then
+// takes the events already queued behind it without waiting — as
+// `depositkit_deposit_client_next_events` does, with one string for the whole list instead of
+// one per event (the fastest way to drain many events: no allocation or free per event).
+//
+// On success `*out_events_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): a JSON array of between 1 and `max_events` events, each in the
+// shapes described at `depositkit_deposit_client_subscribe` with its `"id"` and `"at"`, and
+// `*out_count` is the number of events in it. On `DEPOSITKIT_STATUS_TIMEOUT` and
+// `DEPOSITKIT_STATUS_DEPOSIT_SDK` `*out_count` is 0 and `*out_events_json` is not written; on
+// other failures nothing is written.
+//
+// Returns:
+// - `DEPOSITKIT_STATUS_OK` with at least one event;
+// - `DEPOSITKIT_STATUS_TIMEOUT` when no event arrived within `timeout_ms` (a quiet period);
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` at once when the client is closed and its queue is empty;
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `max_events` is 0;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `client`, `out_events_json` or `out_count` is NULL.
+//
+// Blocks the calling thread up to `timeout_ms`. Thread-safe: several threads may take events
+// at once (each gets its own; one array is in queue order), also with `_next_event` and
+// `_next_events` on the same client.
+//
+// # Safety
+// `client` must be NULL or a live handle from `depositkit_deposit_client_new`;
+// `out_events_json` must be NULL or point to a writable `char *`; `out_count` must be NULL or
+// point to a writable `size_t`.
+depositkit_status depositkit_deposit_client_next_events_json(const depositkit_deposit_client *client,
+                                                             uint64_t timeout_ms,
+                                                             size_t max_events,
+                                                             char **out_events_json,
+                                                             size_t *out_count);
 
 // Takes the oldest event from the client's pull queue, waiting at most `timeout_ms`
 // milliseconds for one to arrive (0: do not wait).
@@ -2698,6 +2763,278 @@ depositkit_status depositkit_metrics_text(char **out_text);
 depositkit_status depositkit_deposit_client_health(const depositkit_deposit_client *client,
                                                    uint64_t stuck_after_ms,
                                                    char **out_json);
+
+// Joins the fleet whose database is at `database_url` (a `postgres://` URL, libpq's form:
+// `postgres://user:password@host:port/database?sslmode=require`), creating the fleet's tables
+// in an empty database. The member then claims its share of the registered owners (every
+// `renew_every`) and runs a deposit client for each.
+//
+// `template_json` is the configuration every owner's client starts from: the JSON object of
+// `depositkit_deposit_client_new` (the same options, names, types and errors; `docs/options.md`),
+// in which `destination` is required (the owners' default destination; an owner registered
+// with one of its own uses that) and `ownerAddress` may be left out (each client uses its
+// owner's address). `storePath` is refused: each owner's state is kept in the database.
+//
+// `member_json` is NULL (the defaults) or a JSON object of the member's own options, every key
+// optional: `"name"` (string, default `"depositkit"`: the member's name in the table
+// `dk_nodes`), `"maxConnections"` (integer, default 8: pooled database connections, at least
+// 1), `"leaseTtlMs"` (integer, default 10000: a member that does not renew its lease within
+// this is dead to the others, which take its owners) and `"renewEveryMs"` (integer, default
+// 3000: how often the lease is renewed and the owners rebalanced; above 0 and below
+// `leaseTtlMs`).
+//
+// On success `*out_fleet` is a new handle owned by the caller (release it with
+// `depositkit_fleet_free`, after `depositkit_fleet_leave`). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_CONFIGURATION` when `database_url` cannot be read, the database holds a
+//   fleet schema of another version, or `template_json` is not a valid configuration (the
+//   message names the option and quotes the value);
+// - `DEPOSITKIT_STATUS_NETWORK` when the database cannot be reached or refuses the connection;
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `member_json` is not such an object (an unknown
+//   key, a value of the wrong type or out of range: the message names it);
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `database_url`, `template_json` or `out_fleet` is
+//   NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Messages show the database as `host:port/database`: never its password.
+//
+// Blocks the calling thread while it connects (at most about 5 s per connection attempt unless
+// the URL's `connect_timeout` says otherwise). Thread-safe.
+//
+// # Safety
+// `database_url` and `template_json` must be NULL or NUL-terminated strings; `member_json`
+// must be NULL or a NUL-terminated string; `out_fleet` must be NULL or point to a writable
+// `const depositkit_fleet *`.
+depositkit_status depositkit_fleet_join(const char *database_url,
+                                        const char *template_json,
+                                        const char *member_json,
+                                        const depositkit_fleet **out_fleet);
+
+// Leaves the fleet gracefully: stops this member's deposit clients, then hands its owners to
+// the other members at once (they take them at their next tick). A second call does nothing.
+//
+// Afterwards every call on the handle fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK` ("left the
+// fleet") except `_leave`, `_node_id` and `_running_owners` (`[]`); the handle must still be
+// freed with `depositkit_fleet_free`.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NETWORK` when the database cannot be
+// written (the member has stopped anyway, and its owners pass on when its lease runs out);
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `fleet` is NULL.
+//
+// Blocks while the clients stop and the database is written. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`.
+depositkit_status depositkit_fleet_leave(const depositkit_fleet *fleet);
+
+// Releases a member. One that has not left stops its deposit clients without handing its
+// owners over, as a process that exits would: the other members take them once its lease runs
+// out (`leaseTtlMs`). Call `depositkit_fleet_leave` first to hand them over at once.
+//
+// NULL is accepted and ignored. May be called on any thread, once, after every call using the
+// handle has returned; it waits while the clients stop. Does not change the last error.
+//
+// # Safety
+// `fleet` must be NULL or a handle from `depositkit_fleet_join` that has not been freed yet
+// and that no other thread is using; after this call it must not be used again.
+void depositkit_fleet_free(const depositkit_fleet *fleet);
+
+// This member's node id (its row in the table `dk_nodes`; a member that lost its lease joins
+// again under a new id, but this stays the id it joined with).
+//
+// On success `*out_node_id` is a new string owned by the caller (free it with
+// `depositkit_string_free`). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+// NULL. Works after leaving too. Does not block. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `out_node_id` must be
+// NULL or point to a writable `char *`.
+depositkit_status depositkit_fleet_node_id(const depositkit_fleet *fleet, char **out_node_id);
+
+// The owners whose deposit clients run in this member now, sorted: a JSON array of lower-case
+// addresses, `[]` when it runs none (and after leaving).
+//
+// On success `*out_owners_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is
+// NULL. Does not block. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `out_owners_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_fleet_running_owners(const depositkit_fleet *fleet,
+                                                  char **out_owners_json);
+
+// Asks the member holding `owner` (this one or another process) to run `command` on the
+// owner's deposit client, and waits up to `timeout_ms` for how it ended. The holder is woken at
+// once (PostgreSQL `NOTIFY`), else at its next tick.
+//
+// `command` and `args_json` (NULL, or a JSON object with these keys):
+// - `"sweep"`: `{"depositId": "..."}` (required): as `depositkit_deposit_client_sweep`; the
+//   result is the SweepResult object;
+// - `"refund"`: `{"depositId": "...", "reason": "user_requested"}` (`reason` optional, as for
+//   `depositkit_deposit_client_refund`); the result is the RefundResult object;
+// - `"recover"`: no arguments: as `depositkit_deposit_client_recover_funds`; the result is the
+//   array of RecoveryResult objects (`[]` when nothing was stuck);
+// - `"set_destination"`: `{"destination": {"chainId": 42161, "address": "0x...", "token":
+//   "USDT"}}`: as `depositkit_deposit_client_set_destination`, and stored with the owner, so a
+//   later holder keeps it; the result is the destination now in use.
+//
+// On success `*out_result_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`): the holder's result, as JSON in the records' camelCase. On
+// failure it is not written.
+//
+// A command whose holder died while running it is run again by the next holder; the client's
+// own rules keep its effect single (a deposit is swept or refunded once). After a timeout the
+// command stays queued: its holder may still run it.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_SWEEP` (a sweep), `DEPOSITKIT_STATUS_REFUND` (a refund) or
+//   `DEPOSITKIT_STATUS_DEPOSIT_SDK` (the others) when the holder's client refused or failed
+//   the command, with the client's message (e.g. an unknown deposit id);
+// - `DEPOSITKIT_STATUS_NOT_FOUND` when `owner` is not registered (the message names it);
+// - `DEPOSITKIT_STATUS_TIMEOUT` when no holder finished the command within `timeout_ms`;
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for an unknown `command`, `args_json` that is not
+//   such an object (a missing, unknown or unused key, a value of the wrong type, an unknown
+//   `reason`), or an `owner` that is not an EVM address: the message names it;
+// - `DEPOSITKIT_STATUS_CONFIGURATION` for a `destination` the owner's client would refuse (as
+//   `depositkit_deposit_client_set_destination` does: the message names the field);
+// - `DEPOSITKIT_STATUS_NETWORK` when the database cannot be reached or a query fails;
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` after `depositkit_fleet_leave`;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `fleet`, `owner`, `command` or `out_result_json` is
+//   NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks the calling thread up to `timeout_ms` (and while the database answers). Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `owner`, `command` and
+// `args_json` must be NULL or NUL-terminated strings; `out_result_json` must be NULL or point
+// to a writable `char *`.
+depositkit_status depositkit_fleet_request(const depositkit_fleet *fleet,
+                                           const char *owner,
+                                           const char *command,
+                                           const char *args_json,
+                                           uint64_t timeout_ms,
+                                           char **out_result_json);
+
+// Reads the fleet's one event log (every owner's events, in commit order) after `cursor`: at
+// most `max_events` events, waiting up to `timeout_ms` for the first one when none is there yet
+// (0: do not wait).
+//
+// `cursor` is NULL (the beginning of the log) or a cursor this function handed out (as
+// `*out_next_cursor` or an event's `"cursor"`), e.g. saved by an earlier run of the program:
+// the text `v1.<cluster>.<tx>.<pos>`, which names its PostgreSQL cluster (a cursor of another
+// cluster, e.g. after a restore, is refused).
+//
+// On success `*out_events_json` and `*out_next_cursor` are new strings owned by the caller
+// (free each with `depositkit_string_free`): a JSON array of events, oldest first, `[]` when
+// none came within `timeout_ms`,
+//
+// ```json
+// [{"owner": "0x...", "id": 7, "at": 1700000000000, "kind": "deposit:lifecycle",
+//   "depositId": "...", "event": {"type": "deposit:lifecycle", ...}, "cursor": "v1...."}]
+// ```
+//
+// (`id` is the event's id in its owner's log; `at` unix milliseconds; `depositId` null for an
+// event about no deposit; `event` the event as the deposit client's callbacks get it), and the
+// cursor after the last event read (the given one when none). On failure neither is written.
+//
+// Delivery is at least once: save the next cursor after handling a batch, and de-duplicate by
+// (`owner`, `id`).
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for a `cursor` that is not one or names another
+//   cluster, or `max_events` 0;
+// - `DEPOSITKIT_STATUS_NETWORK` when the database cannot be read;
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` after `depositkit_fleet_leave`;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `fleet`, `out_events_json` or `out_next_cursor` is
+//   NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks up to `timeout_ms` (woken as soon as an event commits) and while the database
+// answers. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `cursor` must be NULL or
+// a NUL-terminated string; `out_events_json` and `out_next_cursor` must be NULL or point to a
+// writable `char *`.
+depositkit_status depositkit_fleet_events(const depositkit_fleet *fleet,
+                                          const char *cursor,
+                                          size_t max_events,
+                                          uint64_t timeout_ms,
+                                          char **out_events_json,
+                                          char **out_next_cursor);
+
+// Registers `owner` (an EVM address, any letter case; stored lower-case) in the fleet, durably:
+// a member claims it at its next tick and runs its deposit client.
+//
+// `destination_json` is NULL (the template's destination) or the owner's own destination, as
+// for `depositkit_deposit_client_set_destination`: `{"chainId": 42161, "address": "0x...",
+// "token": "USDT"}` (`address` defaults to the owner, `token` to USDC).
+//
+// On success, when `out_owner` is not NULL, `*out_owner` is a new string owned by the caller
+// (free it with `depositkit_string_free`): the owner as registered, lower-case. On failure it
+// is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `owner` is not `0x` and 40 hex digits (the
+//   message quotes it), or is already registered (in any letter case: "already registered");
+// - `DEPOSITKIT_STATUS_CONFIGURATION` when `destination_json` is not a valid destination for
+//   the owner (not such an object, an unknown chain or one that cannot be a destination, an
+//   address invalid for the chain, a token not deliverable there: the message names the field
+//   and quotes the value);
+// - `DEPOSITKIT_STATUS_NETWORK` when the database cannot be reached or the query fails;
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` after `depositkit_fleet_leave`;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `fleet` or `owner` is NULL;
+//   `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks while the database answers. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `owner` and
+// `destination_json` must be NULL or NUL-terminated strings; `out_owner` must be NULL or point
+// to a writable `char *`.
+depositkit_status depositkit_fleet_add_owner(const depositkit_fleet *fleet,
+                                             const char *owner,
+                                             const char *destination_json,
+                                             char **out_owner);
+
+// Removes `owner` from the fleet: its holder stops its deposit client within a tick. Its
+// deposit state stays in the database, so registering it again resumes every deposit where it
+// was.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_NOT_FOUND` when `owner` is not registered (the message names it);
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `owner` is not an EVM address;
+// - `DEPOSITKIT_STATUS_NETWORK` when the database cannot be reached or the query fails;
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` after `depositkit_fleet_leave`;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks while the database answers. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `owner` must be NULL or
+// a NUL-terminated string.
+depositkit_status depositkit_fleet_remove_owner(const depositkit_fleet *fleet, const char *owner);
+
+// Every owner registered in the fleet (whichever member runs it), sorted: a JSON array of
+// lower-case addresses.
+//
+// On success `*out_owners_json` is a new string owned by the caller (free it with
+// `depositkit_string_free`). On failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NETWORK` when the database cannot be
+// read; `DEPOSITKIT_STATUS_DEPOSIT_SDK` after `depositkit_fleet_leave`;
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL.
+//
+// Blocks while the database answers. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `out_owners_json` must
+// be NULL or point to a writable `char *`.
+depositkit_status depositkit_fleet_owners(const depositkit_fleet *fleet, char **out_owners_json);
 
 #if defined(DEPOSITKIT_DEVNET)
 // Starts a devnet server in this process on `127.0.0.1` and a free port, serving the deposit

@@ -32,6 +32,11 @@
 # the chains. When the launcher fails (anvil or the token fixture missing: run
 # scripts/chains-install.sh), the script fails with its message.
 #
+# The fleet test (test_fleet.c) needs PostgreSQL: the server of $DEPOSITKIT_TEST_POSTGRES_URL
+# (scripts/test.sh starts one), else one this script starts with scripts/postgres.sh (stopped at
+# the end). Each run of it gets a new, empty database there (CREATE DATABASE through psql), as
+# DEPOSITKIT_TEST_FLEET_URL; its devnet runs in its own process, like test_deposit's.
+#
 # The handles test (test_handles.c) runs create/use/free cycles of every handle, owned string,
 # subscription and host provider of the API. Besides its two plain runs it ALWAYS runs under
 # valgrind (not only with --valgrind): linked against libdepositkit.so once with 1 cycle and
@@ -51,7 +56,9 @@
 #
 # Environment: CC (default gcc), CXX (default g++), CMAKE (default cmake), CARGO_TARGET_DIR,
 # PYTHON (default .venv/bin/python, made by scripts/python-env.sh), CHAINS_ARGS (default
-# --no-solana), VALGRIND (default valgrind), HANDLE_CYCLES (default 5).
+# --no-solana), VALGRIND (default valgrind), HANDLE_CYCLES (default 5),
+# DEPOSITKIT_TEST_POSTGRES_URL (a PostgreSQL server's admin URL; default: one started here),
+# DEPOSITKIT_PG_BIN (the PostgreSQL binaries, as for scripts/postgres.sh).
 # Exits non-zero when anything fails.
 set -euo pipefail
 
@@ -71,7 +78,7 @@ for arg in "$@"; do
   case "$arg" in
     --valgrind) valgrind=1 ;;
     --sanitize) sanitize=1 ;;
-    -h|--help) sed -n '2,53p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,62p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--valgrind] [--sanitize]" >&2; exit 2 ;;
   esac
 done
@@ -120,6 +127,8 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/depositkit-test-c.XXXXXX")"
 devnet_pid=""
 chains_pid=""
 chains_fd=""
+# The PostgreSQL server this script started for test_fleet (none when it was given one).
+pg_dir=""
 # Closing the launcher's stdin stops the chains; it then exits by itself.
 stop_chains() {
   if [[ -n $chains_fd ]]; then
@@ -139,6 +148,9 @@ cleanup() {
     wait "$devnet_pid" 2>/dev/null || true
   fi
   stop_chains || true
+  if [[ -n $pg_dir ]]; then
+    scripts/postgres.sh stop "$pg_dir" || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -211,6 +223,30 @@ export DEPOSITKIT_TEST_USER_RPC_URL DEPOSITKIT_TEST_PROJECT_ID DEPOSITKIT_TEST_S
   DEPOSITKIT_TEST_USER_UUID DEPOSITKIT_TEST_USER_TOKEN DEPOSITKIT_TEST_JWT_UID \
   DEPOSITKIT_TEST_EVM_ADDRESS DEPOSITKIT_TEST_SOLANA_ADDRESS
 echo "test-c: depositkit-devnet serving $DEPOSITKIT_TEST_USER_RPC_URL"
+
+# --- PostgreSQL for test_fleet ------------------------------------------------------------------
+# Started before the chains: a server started later would inherit the chains fifo's writing end
+# (its daemon keeps the fds it is given), and the launcher would never see its stdin close.
+postgres_url="${DEPOSITKIT_TEST_POSTGRES_URL:-}"
+fleet_databases=0
+if [[ -z $postgres_url ]]; then
+  # Under /tmp: as root the server runs as user postgres, which must be able to enter it.
+  pg_dir="/tmp/depositkit-test-c-pg.$$"
+  echo "test-c: start PostgreSQL (scripts/postgres.sh start $pg_dir)"
+  postgres_url="$(scripts/postgres.sh start "$pg_dir")"
+fi
+psql=""
+newest_pg="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
+for candidate in "${DEPOSITKIT_PG_BIN:-}/psql" "$newest_pg/psql" "$(command -v psql || true)"; do
+  if [[ -f $candidate && -x $candidate ]]; then
+    psql="$candidate"
+    break
+  fi
+done
+if [[ -z $psql ]]; then
+  echo "test-c: psql not found (install Debian's postgresql package)" >&2
+  exit 1
+fi
 
 # --- the local chains ----------------------------------------------------------------------------
 python="${PYTHON:-$root/.venv/bin/python}"
@@ -320,6 +356,18 @@ if [[ ${#sources[@]} -eq 0 ]]; then
   exit 1
 fi
 
+# What a run of test $1 needs in its environment: for test_fleet, a new empty database
+# (exported as DEPOSITKIT_TEST_FLEET_URL, on the server of postgres_url with its query kept).
+fresh_env() {
+  [[ $1 == test_fleet ]] || return 0
+  fleet_databases=$((fleet_databases + 1))
+  local name="dk_test_c_$$_$fleet_databases"
+  "$psql" -X -q -d "$postgres_url" -c "CREATE DATABASE $name"
+  local base="${postgres_url%%\?*}"
+  DEPOSITKIT_TEST_FLEET_URL="${base%/*}/$name${postgres_url#"$base"}"
+  export DEPOSITKIT_TEST_FLEET_URL
+}
+
 # The libraries a test program needs besides depositkit's.
 extra_libs() {
   case "$1" in
@@ -337,12 +385,15 @@ for src in "${sources[@]}"; do
     "$lib_dir/libdepositkit.a" "${STATIC_LIBS[@]}" ${extra[@]+"${extra[@]}"}
   loads_soname "$build/$name-shared"
 
+  fresh_env "$name"
   run "$name (libdepositkit.so)" "$build/$name-shared"
+  fresh_env "$name"
   run "$name (libdepositkit.a)" "$build/$name-static"
 
   # test_handles runs under valgrind below in any case.
   if [[ $valgrind == 1 && $name != test_handles ]]; then
     for kind in shared static; do
+      fresh_env "$name"
       # Only definite and indirect leaks are errors, and only they are shown: the one block
       # "possibly lost" in test_user_rpc is the main thread's std::thread handle (the main
       # thread's thread-locals are never destroyed), allocated when ureq's resolver waits on a
@@ -358,6 +409,7 @@ for src in "${sources[@]}"; do
     "$CC" "${CFLAGS[@]}" -fsanitize=address,undefined -fno-omit-frame-pointer "$src" \
       -o "$build/$name-asan" -L "$lib_dir" -ldepositkit -Wl,-rpath,"$lib_dir" \
       ${extra[@]+"${extra[@]}"}
+    fresh_env "$name"
     run "$name (ASan + UBSan)" env ASAN_OPTIONS=detect_leaks=1 \
       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/$name-asan"
   fi

@@ -21,8 +21,8 @@
 //!   `uint32_t`, and are checked.
 //! - Strings handed out are freed only by [`strings::depositkit_string_free`]; static strings
 //!   (`const char *`) are never freed. Handles (`user_rpc::depositkit_user_rpc_client`,
-//!   `deposit::depositkit_deposit_client`, `devnet::depositkit_devnet`) are freed only by their
-//!   own `_free` function, which accepts NULL.
+//!   `deposit::depositkit_deposit_client`, `fleet::depositkit_fleet`, `devnet::depositkit_devnet`)
+//!   are freed only by their own `_free` function, which accepts NULL.
 //! - Callbacks (`deposit::depositkit_event_callback`,
 //!   `notifications::depositkit_notifications_callback`, `funding::depositkit_provider_fn`,
 //!   `signer::depositkit_sign_fn`) take `void *user_data` first, are
@@ -69,6 +69,8 @@ pub mod onramp;
 pub mod log;
 
 pub mod metrics;
+
+pub mod fleet;
 
 // The in-process devnet (`depositkit_devnet_*`): only with the opt-in cargo feature `devnet`
 // (tests, demos); production builds have none of it. The header declares it inside

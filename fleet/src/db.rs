@@ -149,12 +149,23 @@ impl Db {
         channel: &str,
         rung: Arc<tokio::sync::Notify>,
     ) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>)> {
+        let (client, driver) = self.own_connection(Some(rung)).await?;
+        client.batch_execute(&format!("LISTEN {channel}")).await.map_err(crate::error::pg)?;
+        Ok((client, driver))
+    }
+
+    /// A connection of its own, outside the pool (a session that must stay one: a listener,
+    /// a member's lease session). Notifications leave a permit in `rung`, when given. Returns
+    /// the client (dropping it closes the connection) and the task driving the connection
+    /// (finished once the connection dropped, from either side).
+    pub async fn own_connection(
+        &self,
+        rung: Option<Arc<tokio::sync::Notify>>,
+    ) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>)> {
         let (client, connection) = self.config.connect(tls()).await.map_err(|e| {
             FleetError::Unreachable { url: self.shown.to_string(), message: with_causes(&e) }
         })?;
-        let driver = tokio::spawn(drive(connection, rung));
-        client.batch_execute(&format!("LISTEN {channel}")).await.map_err(crate::error::pg)?;
-        Ok((client, driver))
+        Ok((client, tokio::spawn(drive(connection, rung))))
     }
 
     /// Rings the doorbell for new events (throttled; in the background).
@@ -183,17 +194,21 @@ impl Db {
     }
 }
 
-/// Drives a listening connection until it drops, turning notifications into permits.
+/// Drives a connection of its own until it drops, turning notifications into permits.
 async fn drive<S, T>(
     mut connection: tokio_postgres::Connection<S, T>,
-    rung: Arc<tokio::sync::Notify>,
+    rung: Option<Arc<tokio::sync::Notify>>,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
         match message {
-            Ok(tokio_postgres::AsyncMessage::Notification(_)) => rung.notify_one(),
+            Ok(tokio_postgres::AsyncMessage::Notification(_)) => {
+                if let Some(rung) = &rung {
+                    rung.notify_one();
+                }
+            }
             Ok(_) => {}
             Err(_) => break,
         }

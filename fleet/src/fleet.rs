@@ -364,6 +364,7 @@ async fn run_commands(shared: &Arc<Shared>) -> Result<()> {
             }
         };
         commands::finish(&shared.fleet.db, &node, claimed.id, &outcome).await?;
+        crate::metrics::command_finished(outcome.is_ok());
     }
     Ok(())
 }
@@ -400,14 +401,24 @@ async fn tick(shared: &Arc<Shared>) -> Result<()> {
             .collect();
         stop_clients(shared, move |owner| stale.iter().any(|s| s == owner)).await;
     }
-    for owner in held {
-        if lock(&shared.clients).contains_key(&owner.owner) {
-            continue;
+    let starting: Vec<HeldOwner> =
+        held.into_iter().filter(|h| !lock(&shared.clients).contains_key(&h.owner)).collect();
+    // Many at a time: taking over thousands of owners is bound by each start's round trips
+    // (session, account, store), not by the CPU, when they run one after another.
+    let mut starts = tokio::task::JoinSet::new();
+    for owner in starting {
+        while starts.len() >= STARTS_AT_ONCE {
+            starts.join_next().await;
         }
-        start_client(shared, &member, owner).await;
+        let (shared, member) = (Arc::clone(shared), member.clone());
+        starts.spawn(async move { start_client(&shared, &member, owner).await });
     }
+    while starts.join_next().await.is_some() {}
     Ok(())
 }
+
+/// How many owners' clients a member starts at once.
+const STARTS_AT_ONCE: usize = 16;
 
 async fn stop_clients(shared: &Arc<Shared>, which: impl Fn(&str) -> bool) {
     let stopping: Vec<Running> = {

@@ -18,22 +18,32 @@
 //!   commit order from a cursor that survives restarts, never skipping a late commit, woken by
 //!   a LISTEN/NOTIFY doorbell.
 //!
+//! - **Async callers** ([`AsyncFleet`], [`async_api`]): owners, commands and the log as
+//!   futures, each a task of the fleet's runtime.
+//!
+//! - **Metrics** ([`metrics_text`]): owners held, leases renewed and lost, members reaped,
+//!   owners claimed and released, commands run, events written.
+//!
 //! See `docs/fleet.md`.
 
+pub mod async_api;
 mod commands;
 mod db;
 mod error;
 mod fleet;
 pub mod lease;
 pub mod log;
+pub mod metrics;
 mod owners;
 mod schema;
 mod store;
 
+pub use async_api::{AsyncFleet, Spawned};
 pub use commands::{CommandOutcome, FleetCommand};
 pub use error::{FleetError, Result};
 pub use fleet::{DepositFleet, Fleet, FleetOptions};
 pub use lease::{Balance, HeldOwner, LeaseSettings, Member};
 pub use log::{EventCursor, EventReader, FleetEvent};
+pub use metrics::metrics_text;
 pub use owners::{OwnerOptions, owner_address};
 pub use store::PgOwnerStore;

@@ -11,7 +11,8 @@
 //! - `dk_check_fence(owner, node, fence)`: the check every write runs first; it takes the
 //!   owner's row `FOR SHARE` (a takeover's `UPDATE` waits for the write, and a write behind a
 //!   takeover sees the new fence) and raises SQLSTATE `DKF01` unless `node` holds the owner
-//!   under `fence` with an unexpired lease.
+//!   under `fence` with an unexpired lease; then it names the writer for the rest of the
+//!   transaction (`depositkit.writer` = `node/fence`), which audits read.
 
 use deadpool_postgres::Object;
 
@@ -75,6 +76,8 @@ BEGIN
         RAISE EXCEPTION 'owner % is not held by % under fence %', p_owner, p_node, p_fence
             USING ERRCODE = 'DKF01';
     END IF;
+    -- Who this transaction writes as, for audits (the fault harness's): node/fence.
+    PERFORM set_config('depositkit.writer', p_node || '/' || p_fence, true);
 END $$;
 "#;
 

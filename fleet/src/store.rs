@@ -5,7 +5,8 @@
 //! newer holder took the owner, or this member's lease passed, the server refuses it
 //! (SQLSTATE `DKF01`), nothing is written, and the store reports the owner lost
 //! ([`OwnerStore::owner_lost`]): the client writes nothing more and drops the refused write's
-//! events. Reads need no fence.
+//! events. A write that failed otherwise (connection cut, server restarting) reports the owner
+//! lost too, so the fleet restarts its client from what the store holds. Reads need no fence.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -70,6 +71,19 @@ impl PgOwnerStore {
                 with_causes(e)
             ),
         )
+    }
+
+    /// A write that failed for any reason (the connection cut, the server restarting, a
+    /// refused fence) may have left the client's memory ahead of the store: the owner is
+    /// reported lost, so the client drops the write's events and changes nothing more, and
+    /// the fleet starts it again from the stored state (under the same fence when it still
+    /// holds the owner). Otherwise a later write could store part of what this one missed
+    /// (a detector baseline past a deposit whose record was never written: a lost deposit).
+    fn written<T>(&self, outcome: depositkit_core::Result<T>) -> depositkit_core::Result<T> {
+        if outcome.is_err() {
+            self.lost.store(true, Ordering::SeqCst);
+        }
+        outcome
     }
 
     fn unavailable(&self, e: &FleetError) -> Error {
@@ -140,11 +154,12 @@ impl OwnerStore for PgOwnerStore {
     fn write(&self, change: &ChangeRows) -> depositkit_core::Result<()> {
         let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
         let change = change.clone();
-        let events = !change.events.is_empty();
-        self.run("writing", move |mut client| {
+        let events = change.events.len();
+        self.written(self.run("writing", move |mut client| {
             Box::pin(async move { write_rows(&mut client, &owner, &node, fence, &change).await })
-        })?;
-        if events {
+        }))?;
+        if events > 0 {
+            crate::metrics::events_written(events);
             self.db.ring();
         }
         Ok(())
@@ -187,7 +202,7 @@ impl OwnerStore for PgOwnerStore {
     fn save_notifications(&self, json: &str, now: u64) -> depositkit_core::Result<()> {
         let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
         let json = json.to_owned();
-        self.run("saving the notifications", move |mut client| {
+        self.written(self.run("saving the notifications", move |mut client| {
             Box::pin(async move {
                 let tx = client.transaction().await?;
                 tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&&*owner, &&*node, &fence])
@@ -200,13 +215,13 @@ impl OwnerStore for PgOwnerStore {
                 .await?;
                 tx.commit().await
             })
-        })
+        }))
     }
 
     fn bind_account(&self, account_id: &str, now: u64) -> depositkit_core::Result<()> {
         let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
         let account = account_id.to_owned();
-        let stored = self.run("saving the account", move |mut client| {
+        let stored = self.written(self.run("saving the account", move |mut client| {
             Box::pin(async move {
                 let tx = client.transaction().await?;
                 tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&&*owner, &&*node, &fence])
@@ -227,7 +242,7 @@ impl OwnerStore for PgOwnerStore {
                 }
                 Ok(stored)
             })
-        })?;
+        }))?;
         match stored {
             Some(stored) if stored != account_id => Err(Error::configuration(format!(
                 "the fleet store {} holds account '{}' of owner {}, but the service gave account \

@@ -5,24 +5,30 @@
 //!   PostgreSQL. The keywords `name`, `max_connections`, `lease_ttl` and `renew_every` are the
 //!   member's; every other keyword is a `DepositClient` option, read by the same reader
 //!   ([`build_config`]) into the template each owner's client starts from.
-//! - **Owners and commands** (`add_owner`, `remove_owner`, `request`) and the **event log**
-//!   (`events`) go to the database from a worker thread while the caller waits detached
-//!   ([`wait_for_raw`]).
+//! - **Owners and commands** (`add_owner`, `remove_owner`, `request`; the commands' arguments
+//!   and outcomes in `command.rs`) and the **event log** (`events`) go to the database from a
+//!   worker thread while the caller waits detached ([`wait_for_raw`]).
+//! - **The log's other faces** (`feed.rs`): `events()` keeps its reader between calls,
+//!   `subscribe` delivers to a callback on a thread of its own, `iter_events` pulls one event
+//!   at a time; all stop when the member leaves.
+//! - **Awaitables** (`aio.rs`): the `_…_async` calls `depositkit.AsyncDepositFleet` awaits,
+//!   tasks of the fleet's runtime ([`AsyncFleet`]).
 //! - **Errors**: each `FleetError` becomes the exception class of the nearest kind
 //!   ([`kind_of`]); the database URL's password never appears: reprs show the URL with it
 //!   replaced by `***`, and every message is scrubbed of it ([`Secrets`]).
-//! - **Lifecycle**: `leave()` (also `with`) hands the owners to the other members at once;
-//!   dropping the object without leaving stops its clients, and its owners pass on once its
-//!   lease runs out.
+//! - **Lifecycle**: `leave()` (also `with`, and the `atexit` hook [`close_all`]) stops the
+//!   log's callbacks and readers and hands the owners to the other members at once, and no
+//!   connection of the member stays open; dropping the object without leaving stops its
+//!   clients and callbacks, and its owners pass on once its lease runs out.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use depositkit_core::deposit::RefundReason;
 use depositkit_core::{Error, ErrorKind};
 use depositkit_fleet::{
-    CommandOutcome, DepositFleet, EventCursor, Fleet, FleetCommand, FleetError, FleetEvent,
-    FleetOptions, LeaseSettings, OwnerOptions,
+    AsyncFleet, CommandOutcome, DepositFleet, EventCursor, Fleet, FleetCommand, FleetError,
+    FleetEvent, FleetOptions, LeaseSettings, OwnerOptions,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -34,13 +40,18 @@ use crate::errors::to_py_err;
 use crate::fork::Origin;
 use crate::options::{build_config, destination_arg};
 
+mod aio;
+mod command;
+mod feed;
 mod password;
 
+use command::{Request, outcome_to_py};
 use password::{Secrets, redacted};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDepositFleet>()?;
-    m.add_class::<PyFleetEvent>()
+    m.add_class::<PyFleetEvent>()?;
+    m.add_class::<feed::PyFleetEventIterator>()
 }
 
 /// The class name in the messages of [`crate::fork`].
@@ -128,33 +139,157 @@ impl MemberArgs {
     }
 }
 
-#[pyclass(module = "depositkit", name = "DepositFleet", frozen)]
-pub(crate) struct PyDepositFleet {
+/// The client template and the member's options of `DepositFleet(...)`'s keywords.
+fn join_args(
+    py: Python<'_>,
+    destination: &Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyDict>>,
+    member: MemberArgs,
+) -> PyResult<(depositkit_core::deposit::DepositClientConfig, FleetOptions)> {
+    let template_owner = PyString::new(py, TEMPLATE_OWNER);
+    let template = build_config(template_owner.as_any(), destination, options)
+        .map_err(|err| said_of_fleet(py, err))?;
+    Ok((template, member.options(py)?))
+}
+
+impl PyDepositFleet {
+    /// `events()`'s cursor and wait, checked.
+    fn read_args(
+        &self,
+        py: Python<'_>,
+        cursor: Option<&Bound<'_, PyAny>>,
+        max_events: usize,
+        timeout: f64,
+    ) -> PyResult<(EventCursor, Duration)> {
+        let cursor = cursor_arg(py, &self.shared.secrets, cursor)?;
+        if max_events == 0 {
+            return Err(invalid(py, "max_events must be at least 1, got 0".to_owned()));
+        }
+        Ok((cursor, seconds(py, "timeout", timeout)?))
+    }
+}
+
+/// A cursor argument: a saved cursor's text, or `None` for the start of the log.
+fn cursor_arg(
+    py: Python<'_>,
+    secrets: &Secrets,
+    cursor: Option<&Bound<'_, PyAny>>,
+) -> PyResult<EventCursor> {
+    match given(cursor) {
+        Some(text) => str_arg(text, "cursor")?
+            .parse::<EventCursor>()
+            .map_err(|err| fleet_err(py, secrets, &err)),
+        None => Ok(EventCursor::START),
+    }
+}
+
+/// A member of the fleet, shared by its Python object, its event iterators and [`close_all`].
+pub(crate) struct Member {
     /// The running member; `None` once it left.
     member: Mutex<Option<DepositFleet>>,
-    /// The fleet's database (owners, commands, the log), shared with the member.
-    fleet: Fleet,
+    /// The async face's database, when the member joined through `AsyncDepositFleet.join`.
+    aio: Mutex<Option<AsyncFleet>>,
+    /// The log's readers and callbacks, stopped on leaving.
+    feeds: feed::Feeds,
     node_id: String,
-    /// The database URL with its password replaced by `***`.
-    url: String,
     secrets: Secrets,
     origin: Origin,
 }
 
-impl PyDepositFleet {
+impl Member {
     fn member(&self) -> std::sync::MutexGuard<'_, Option<DepositFleet>> {
         self.member.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn aio(&self) -> std::sync::MutexGuard<'_, Option<AsyncFleet>> {
+        self.aio.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn left_error(&self, py: Python<'_>) -> PyErr {
+        let message = format!("this DepositFleet (member {}) left the fleet", self.node_id);
+        to_py_err(py, Error::new(ErrorKind::DepositSdk, message))
     }
 
     /// The fleet's database, after checking that this process created the object and that the
     /// member has not left.
     fn fleet(&self, py: Python<'_>) -> PyResult<Fleet> {
         self.origin.check(py, CLASS)?;
-        if self.member().is_none() {
-            let message = format!("this DepositFleet (member {}) left the fleet", self.node_id);
-            return Err(to_py_err(py, Error::new(ErrorKind::DepositSdk, message)));
+        match self.member().as_ref() {
+            Some(member) => Ok(member.fleet().clone()),
+            None => Err(self.left_error(py)),
         }
-        Ok(self.fleet.clone())
+    }
+
+    /// Stops the log's readers and callbacks, drops the async face's pool, and hands back the
+    /// running member (`None` when it had left). Blocks (it waits for the delivery threads):
+    /// call it detached.
+    fn take_for_leaving(&self) -> Option<DepositFleet> {
+        self.feeds.stop();
+        let member = self.member().take();
+        if let Some(aio) = self.aio().take() {
+            aio.close();
+        }
+        member
+    }
+}
+
+/// Every member not yet dropped, for [`close_all`].
+static LIVE: Mutex<Vec<Weak<Member>>> = Mutex::new(Vec::new());
+
+/// Leaves the fleet with every member still joined (the package's `atexit` hook, before the
+/// clients close): their callbacks stop and their owners pass to the other members at once.
+pub(crate) fn close_all(py: Python<'_>) {
+    let live: Vec<Arc<Member>> = LIVE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain(..)
+        .filter_map(|weak| weak.upgrade())
+        .filter(|member| member.origin.is_here())
+        .collect();
+    py.detach(move || {
+        for member in live {
+            if let Some(running) = member.take_for_leaving() {
+                let _ = running.leave();
+            }
+        }
+    });
+}
+
+#[pyclass(module = "depositkit", name = "DepositFleet", frozen)]
+pub(crate) struct PyDepositFleet {
+    shared: Arc<Member>,
+    /// The reader `events()` keeps between calls.
+    kept: feed::KeptReader,
+    /// The database URL with its password replaced by `***`.
+    url: String,
+}
+
+impl PyDepositFleet {
+    fn wrap(member: DepositFleet, aio: Option<AsyncFleet>, secrets: Secrets, url: &str) -> Self {
+        let node_id = member.node_id();
+        let shared = Arc::new(Member {
+            member: Mutex::new(Some(member)),
+            aio: Mutex::new(aio),
+            feeds: feed::Feeds::default(),
+            node_id,
+            secrets,
+            origin: Origin::here(),
+        });
+        {
+            let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+            live.retain(|weak| weak.strong_count() > 0);
+            live.push(Arc::downgrade(&shared));
+        }
+        let kept = shared.feeds.kept_reader();
+        PyDepositFleet { shared, kept, url: redacted(url) }
+    }
+
+    fn member(&self) -> std::sync::MutexGuard<'_, Option<DepositFleet>> {
+        self.shared.member()
+    }
+
+    fn fleet(&self, py: Python<'_>) -> PyResult<Fleet> {
+        self.shared.fleet(py)
     }
 
     /// Runs `call` on a worker thread, waiting detached; its failure as an exception.
@@ -163,25 +298,28 @@ impl PyDepositFleet {
         py: Python<'_>,
         call: impl FnOnce() -> depositkit_fleet::Result<T> + Send + 'static,
     ) -> PyResult<T> {
-        wait_for_raw(py, call)?.map_err(|err| fleet_err(py, &self.secrets, &err))
+        wait_for_raw(py, call)?.map_err(|err| fleet_err(py, &self.shared.secrets, &err))
     }
 }
 
 impl Drop for PyDepositFleet {
     fn drop(&mut self) {
-        let mut member = self.member().take();
-        if !self.origin.is_here() {
+        if !self.shared.origin.is_here() {
             // Inherited through fork: its threads are in the parent. Leaked on purpose.
-            std::mem::forget(member);
+            std::mem::forget(self.shared.member().take());
             return;
         }
-        // Stopping the clients waits for their threads: detached when attached.
+        // Stopping the callbacks and clients waits for their threads: detached when attached.
+        let shared = Arc::clone(&self.shared);
+        let halt = move || shared.take_for_leaving().map(DepositFleet::halt);
+        let mut halt = Some(halt);
         let _ = Python::try_attach(|py| {
-            let attached = member.take();
-            py.detach(move || attached.map(DepositFleet::halt));
+            if let Some(halt) = halt.take() {
+                py.detach(halt);
+            }
         });
-        if let Some(member) = member {
-            member.halt();
+        if let Some(halt) = halt {
+            halt();
         }
     }
 }
@@ -204,31 +342,20 @@ impl PyDepositFleet {
         renew_every: f64,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        let member_args = MemberArgs { name, max_connections, lease_ttl, renew_every };
         let url = str_arg(database_url, "database_url")?.into_owned();
         let secrets = Secrets::of(&url);
-        let template_owner = PyString::new(py, TEMPLATE_OWNER);
-        let template = build_config(template_owner.as_any(), destination, options)
-            .map_err(|err| said_of_fleet(py, err))?;
-        let member = MemberArgs { name, max_connections, lease_ttl, renew_every }.options(py)?;
-        let joined = wait_for_raw(py, move || DepositFleet::join(&url, template, member))?;
+        let (template, member) = join_args(py, destination, options, member_args)?;
+        let joining = url.clone();
+        let joined = wait_for_raw(py, move || DepositFleet::join(&joining, template, member))?;
         let member = joined.map_err(|err| fleet_err(py, &secrets, &err))?;
-        let fleet = member.fleet().clone();
-        let node_id = member.node_id();
-        let url = redacted(&str_arg(database_url, "database_url")?);
-        Ok(PyDepositFleet {
-            member: Mutex::new(Some(member)),
-            fleet,
-            node_id,
-            url,
-            secrets,
-            origin: Origin::here(),
-        })
+        Ok(PyDepositFleet::wrap(member, None, secrets, &url))
     }
 
     /// This member's node id.
     #[getter]
     fn node_id(&self) -> &str {
-        &self.node_id
+        &self.shared.node_id
     }
 
     /// The database URL, its password replaced by `***`.
@@ -240,8 +367,14 @@ impl PyDepositFleet {
     /// The owners whose clients run in this process now, sorted.
     #[getter]
     fn running_owners(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.origin.check(py, CLASS)?;
+        self.shared.origin.check(py, CLASS)?;
         Ok(self.member().as_ref().map(DepositFleet::running_owners).unwrap_or_default())
+    }
+
+    /// Whether the member left the fleet.
+    #[getter]
+    fn left(&self) -> bool {
+        self.member().is_none()
     }
 
     /// Every registered owner, sorted.
@@ -281,22 +414,11 @@ impl PyDepositFleet {
         destination: Option<&Bound<'py, PyAny>>,
         timeout: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let owner = str_arg(owner, "owner")?.into_owned();
-        let kind = str_arg(command, "command")?.into_owned();
-        let command = command_of(py, &kind, deposit_id, reason, destination)?;
-        let timeout = seconds(py, "timeout", timeout)?;
+        let asked = Request::of(py, owner, command, [deposit_id, reason, destination], timeout)?;
+        let Request { owner, kind, command, timeout } = asked;
         let fleet = self.fleet(py)?;
-        match self.run(py, move || fleet.request(&owner, command, timeout))? {
-            CommandOutcome::Done(value) => json_to_py(py, &value),
-            CommandOutcome::Failed(message) => {
-                let kind = match kind.as_str() {
-                    "sweep" => ErrorKind::Sweep,
-                    "refund" => ErrorKind::Refund,
-                    _ => ErrorKind::DepositSdk,
-                };
-                Err(to_py_err(py, Error::new(kind, message)))
-            }
-        }
+        let outcome = self.run(py, move || fleet.request(&owner, command, timeout))?;
+        outcome_to_py(py, &kind, outcome).map(|value| value.into_bound(py))
     }
 
     #[pyo3(signature = (cursor=None, max_events=500, timeout=5.0))]
@@ -307,21 +429,9 @@ impl PyDepositFleet {
         max_events: usize,
         timeout: f64,
     ) -> PyResult<(Vec<PyFleetEvent>, String)> {
-        let cursor = match given(cursor) {
-            Some(text) => str_arg(text, "cursor")?
-                .parse::<EventCursor>()
-                .map_err(|err| fleet_err(py, &self.secrets, &err))?,
-            None => EventCursor::START,
-        };
-        if max_events == 0 {
-            return Err(invalid(py, "max_events must be at least 1, got 0".to_owned()));
-        }
-        let wait = seconds(py, "timeout", timeout)?;
-        let mut reader = self.fleet(py)?.event_reader(cursor);
-        let (batch, next) = self.run(py, move || {
-            let batch = reader.read(max_events, wait)?;
-            Ok((batch, reader.cursor().to_string()))
-        })?;
+        let (cursor, wait) = self.read_args(py, cursor, max_events, timeout)?;
+        let job = self.kept.job(self.fleet(py)?, cursor, max_events, wait);
+        let (batch, next) = self.run(py, job)?;
         let events = batch.iter().map(|event| PyFleetEvent::new(py, event));
         Ok((events.collect::<PyResult<_>>()?, next))
     }
@@ -329,8 +439,9 @@ impl PyDepositFleet {
     /// Leaves the fleet gracefully: stops this member's clients and hands its owners to the
     /// others at once. A second call does nothing.
     fn leave(&self, py: Python<'_>) -> PyResult<()> {
-        self.origin.check(py, CLASS)?;
-        let Some(member) = self.member().take() else { return Ok(()) };
+        self.shared.origin.check(py, CLASS)?;
+        let shared = Arc::clone(&self.shared);
+        let Some(member) = py.detach(move || shared.take_for_leaving()) else { return Ok(()) };
         self.run(py, move || member.leave())
     }
 
@@ -352,69 +463,8 @@ impl PyDepositFleet {
 
     fn __repr__(&self) -> String {
         let state = if self.member().is_some() { "joined" } else { "left" };
-        format!("DepositFleet(node_id='{}', database_url='{}', {state})", self.node_id, self.url)
-    }
-}
-
-/// The command `kind` names, with its arguments.
-fn command_of(
-    py: Python<'_>,
-    kind: &str,
-    deposit_id: Option<&Bound<'_, PyAny>>,
-    reason: Option<&Bound<'_, PyAny>>,
-    destination: Option<&Bound<'_, PyAny>>,
-) -> PyResult<FleetCommand> {
-    let deposit = || -> PyResult<String> {
-        match given(deposit_id) {
-            Some(id) => Ok(str_arg(id, "deposit_id")?.into_owned()),
-            None => Err(invalid(py, format!("request '{kind}' needs deposit_id"))),
-        }
-    };
-    let unused = |what: &str, value: Option<&Bound<'_, PyAny>>| -> PyResult<()> {
-        match given(value) {
-            Some(_) => Err(invalid(py, format!("request '{kind}' takes no {what}"))),
-            None => Ok(()),
-        }
-    };
-    match kind {
-        "sweep" => {
-            unused("reason", reason)?;
-            unused("destination", destination)?;
-            Ok(FleetCommand::Sweep { deposit_id: deposit()? })
-        }
-        "refund" => {
-            unused("destination", destination)?;
-            let reason = match given(reason) {
-                Some(reason) => str_arg(reason, "reason")?
-                    .parse::<RefundReason>()
-                    .map_err(|err| to_py_err(py, err))?,
-                None => RefundReason::UserRequested,
-            };
-            Ok(FleetCommand::Refund { deposit_id: deposit()?, reason })
-        }
-        "recover" => {
-            unused("deposit_id", deposit_id)?;
-            unused("reason", reason)?;
-            unused("destination", destination)?;
-            Ok(FleetCommand::Recover)
-        }
-        "set_destination" => {
-            unused("deposit_id", deposit_id)?;
-            unused("reason", reason)?;
-            match given(destination) {
-                Some(destination) => {
-                    Ok(FleetCommand::SetDestination(destination_arg(destination)?))
-                }
-                None => Err(invalid(py, "request 'set_destination' needs destination".to_owned())),
-            }
-        }
-        other => Err(invalid(
-            py,
-            format!(
-                "command must be 'sweep', 'refund', 'recover' or 'set_destination', got {}",
-                depositkit_core::describe::quote(other)
-            ),
-        )),
+        let node = &self.shared.node_id;
+        format!("DepositFleet(node_id='{node}', database_url='{}', {state})", self.url)
     }
 }
 

@@ -80,11 +80,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Closes every `DepositClient` and then every `Devnet` still open. `depositkit/__init__.py`
+/// Leaves the fleet with every `DepositFleet` still joined, then closes every `DepositClient`
+/// and every `Devnet` still open. `depositkit/__init__.py`
 /// registers it with `atexit`, so that the library's threads stop calling into Python before
 /// the interpreter finalizes.
 #[pyfunction]
 fn _close_all(py: Python<'_>) {
+    fleet::close_all(py);
     deposit::close_all(py);
     #[cfg(feature = "devnet")]
     devnet::close_all(py);

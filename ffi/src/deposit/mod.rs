@@ -40,6 +40,7 @@
 
 mod callbacks;
 mod client_status;
+mod event_batch;
 mod events;
 #[cfg(test)]
 mod tests;
@@ -60,6 +61,7 @@ use crate::strings;
 pub(crate) use callbacks::lock;
 pub use callbacks::*;
 pub use client_status::*;
+pub use event_batch::*;
 pub use events::*;
 pub use watching::*;
 
@@ -133,7 +135,7 @@ fn configuration(message: String) -> FfiError {
 
 /// Reads a destination (`{"chainId": 42161, "address": "0x...", "token": "USDT"}`; `address`
 /// and `token` optional, `token` in any letter case) with the core's one destination reader.
-fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
+pub(crate) fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
     let value: Value = serde_json::from_str(json)
         .map_err(|e| configuration(format!("destination_json is not valid JSON: {e}")))?;
     DestinationConfig::from_json_value(value).map_err(|e| configuration(e.message))
@@ -188,6 +190,20 @@ fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   `docs/funding.md` section 5), every key optional: `enabled` (default false), `apiKey` (the
 ///   partner key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency`
 ///   (default `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
+/// - `chainRpcUrls` (object, default see below): Chain watchers (`docs/finality.md`): chain id ->
+///   the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's deposits are
+///   `seen` when their transfer is included, `confirming` as blocks come, `confirmed` when the
+///   chain's finality rule (`finality`) is met, and only then swept; one a reorganisation removes
+///   first is `reorged` and never swept. Balance polling goes on beside them, so a deposit is found
+///   while an endpoint is down. Endpoints are never shown (their path may hold a key). Default
+///   none: every chain's deposits are the balance's rises, swept at once.
+/// - `finality` (object, default see below): When a deposit on a watched chain (`chainRpcUrls`) is
+///   final (`docs/finality.md`), every key optional: `chains` (chain id -> `{"confirmations": n}`,
+///   `"safe"` (Solana's `"confirmed"`) or `"finalized"`, replacing that chain's documented
+///   default), `instantBelowUsd` (default 0: deposits worth less are swept as soon as they are
+///   seen, the host accepting the risk of a reorganisation on them), `balanceFallbackMs` (how long
+///   a deposit only the balance shows waits before it is taken as final; default the chain's
+///   typical time to finality).
 /// - `backend` (string, default `"devnet"`): The universal-account backend: `"devnet"` (the
 ///   default: `docs/protocol.md`, the services under `servicesUrl`) or `"particle"` (Particle's
 ///   Universal Account JSON-RPC with a server-side signer, set up by `particle`;

@@ -9,7 +9,8 @@
   (``RecoveryResult``), headless notification records (``Notification``) and the transaction
   history (``UATransaction``, ``TransactionsResponse``, ``TokenTransactionsResponse``).
 - ``DepositFleet`` (fleet mode, preview): many processes share the owners of one deployment
-  through PostgreSQL; ``FleetEvent`` is an event of its one log across owners.
+  through PostgreSQL; ``FleetEvent`` is an event of its one log across owners (``events()``,
+  ``iter_events()``, ``subscribe()``); ``AsyncDepositFleet`` is its asyncio face.
 - Production (``backend="particle"``: Particle's Universal Account service, README "Production"):
   the owner signs with a key or a master seed (the ``particle`` option) or through the host's
   ``CallbackSigner`` (a KMS, an HSM), given as ``DepositClient(..., signer=...)``.
@@ -50,6 +51,7 @@ if _typing.TYPE_CHECKING:
 
 from . import _native
 from ._aio import AsyncDepositClient, AsyncUserRpcClient
+from ._fleet_aio import AsyncDepositFleet
 from ._deposit import DepositEvent, DestinationConfig
 from ._funding import ProviderError
 from ._native import (
@@ -65,6 +67,7 @@ from ._native import (
     DetectedDeposit,
     ErrorEvent,
     FleetEvent,
+    FleetEventIterator,
     FundingBalance,
     FundingTransferResult,
     Notification,
@@ -177,7 +180,9 @@ __all__ = [
     "OnrampCompleteEvent",
     # fleet mode (docs/fleet.md)
     "DepositFleet",
+    "AsyncDepositFleet",
     "FleetEvent",
+    "FleetEventIterator",
     "Devnet",
     # user lookup
     "UserRpcClient",

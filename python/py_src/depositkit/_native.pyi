@@ -93,6 +93,7 @@ __all__ = [
     "_EventInbox",
     "DepositFleet",
     "FleetEvent",
+    "FleetEventIterator",
     "CallbackSigner",
     "refresh_log_levels",
     "flush_logs",
@@ -845,7 +846,17 @@ class UserRpcClient:
 
 # --- deposits ------------------------------------------------------------------------------------
 
-_DepositPhase = Literal["detected", "processing", "credited", "failed", "below_threshold"]
+_DepositPhase = Literal[
+    "detected",
+    "processing",
+    "credited",
+    "failed",
+    "below_threshold",
+    "seen",
+    "confirming",
+    "confirmed",
+    "reorged",
+]
 """The phases of a deposit (spec §3 ``DepositPhase``)."""
 
 _ClientStatusName = Literal["idle", "initializing", "ready", "watching", "sweeping", "error"]
@@ -1479,7 +1490,10 @@ class DepositLifecycleEvent:
 
     A deposit goes ``detected`` → ``processing`` (again at each retry of its sweep) →
     ``credited`` or ``failed``; a deposit worth less than the minimum is reported
-    ``below_threshold`` instead and never swept.
+    ``below_threshold`` instead and never swept. On a chain with a chain watcher
+    (``chain_rpc_urls``; ``docs/finality.md``) it goes ``seen`` → ``confirming`` (with
+    ``confirmations``) → ``confirmed`` → ``processing`` → …, or ``reorged`` when a
+    reorganisation removed its transfer first (never swept or credited).
 
     ``repr()`` is
     ``<depositkit.DepositLifecycleEvent credited id='dep_…' 0.01 ETH on chain 8453>``.
@@ -1521,10 +1535,23 @@ class DepositLifecycleEvent:
     @property
     def timestamp(self) -> int:
         """When the phase was entered, unix milliseconds."""
+    @property
+    def confirmations(self) -> Optional[int]:
+        """On a watched chain: the blocks (slots) over its transfer, its own counted, when its
+        chain reported the transfer; else ``None``."""
+    @property
+    def required_confirmations(self) -> Optional[int]:
+        """On a watched chain: the confirmations its chain's rule asks for; ``None`` for a rule
+        of the chain's ``safe`` / ``finalized`` head, and off watched chains."""
+    @property
+    def source_tx_hash(self) -> Optional[str]:
+        """On a watched chain: the transaction (signature) that brought it, when its chain
+        reported it; else ``None``."""
     def to_dict(self) -> dict[str, Any]:
         """The spec's record, camelCase: ``id``, ``phase``, ``token``, ``chainId``, ``amount``,
         ``amountUSD``, ``timestamp``, and when set ``destination`` (``{"address", "chainId"}``),
-        ``transactionId``, ``explorerUrl``, ``error``. JSON-ready.
+        ``transactionId``, ``explorerUrl``, ``error``, ``confirmations``,
+        ``requiredConfirmations``, ``sourceTxHash``. JSON-ready.
 
         Returns:
             A new ``dict``.
@@ -1660,6 +1687,25 @@ class _WalletBalanceLineDict(TypedDict, total=False):
     """The balance in smallest units: decimal text or an ``int``."""
     priceUSD: Optional[float]
     valueUSD: Optional[float]
+
+class _SimHeadsDict(TypedDict):
+    """The heads of a simulated chain (``Devnet.mine_blocks``)."""
+
+    latest: int
+    safe: int
+    finalized: int
+
+class _SimReorgDict(TypedDict):
+    """What ``Devnet.reorg`` did."""
+
+    replaced: list[int]
+    """The heights whose blocks were replaced."""
+    dropped: list[str]
+    """The transactions taken out of the chain."""
+    kept: list[str]
+    """The transactions of the replaced blocks that the new blocks hold again."""
+    readd_at: Optional[int]
+    """The height where the dropped transactions come back, if they do."""
 
 class _VaultAddressesDict(TypedDict):
     """devnet's vault (its inventory and collection address) on the chain-backed chains."""
@@ -2004,6 +2050,8 @@ class DepositClient:
         notifications: Optional[Union[bool, Mapping[str, Any]]] = None,
         funding: Optional[Mapping[str, Any]] = None,
         onramp: Optional[Mapping[str, Any]] = None,
+        chain_rpc_urls: Optional[Union[Mapping[int, str], Mapping[str, str]]] = None,
+        finality: Optional[Mapping[str, Any]] = None,
         backend: Optional[str] = None,
         particle: Optional[Mapping[str, Any]] = None,
         services_url: Optional[str] = None,
@@ -2076,6 +2124,22 @@ class DepositClient:
                 optional: ``enabled`` (default False), ``api_key`` (the partner key; never shown),
                 ``mode`` (``"overlay"``, the default, or ``"redirect"``), ``fiat_currency`` (default
                 ``"USD"``), ``default_fiat_amount``, ``payment_mode``, ``widget_url``.
+            chain_rpc_urls: Chain watchers (``docs/finality.md``): chain id (an ``int``, or its
+                text) → the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's deposits are ``seen`` when
+                their transfer is included, ``confirming`` as blocks come, ``confirmed`` when the
+                chain's finality rule (``finality``) is met, and only then swept; one a
+                reorganisation removes first is ``reorged`` and never swept. Balance polling goes on
+                beside them, so a deposit is found while an endpoint is down. Endpoints are never
+                shown (their path may hold a key). Default none: every chain's deposits are the
+                balance's rises, swept at once.
+            finality: When a deposit on a watched chain (``chain_rpc_urls``) is final
+                (``docs/finality.md``), every key optional: ``chains`` (chain id →
+                ``{"confirmations": n}``, ``"safe"`` (Solana's ``"confirmed"``) or ``"finalized"``,
+                replacing that chain's documented default), ``instant_below_usd`` (default 0:
+                deposits worth less are swept as soon as they are seen, the host accepting the risk
+                of a reorganisation on them), ``balance_fallback_ms`` (how long a deposit only the
+                balance shows waits before it is taken as final; default the chain's typical time to
+                finality).
             backend: The universal-account backend: ``"devnet"`` (the default: ``docs/protocol.md``,
                 the services under ``services_url``) or ``"particle"`` (Particle's Universal Account
                 JSON-RPC with a server-side signer, set up by ``particle``; ``docs/particle.md``).
@@ -3044,6 +3108,9 @@ class DepositFleet:
     @property
     def running_owners(self) -> list[str]:
         """The owners whose clients run in this process now, sorted (empty once left)."""
+    @property
+    def left(self) -> bool:
+        """Whether this member left the fleet (``leave()``, ``with`` exit)."""
     def owners(self) -> list[str]:
         """Every registered owner, lower-case, sorted."""
     def add_owner(self, owner: str, *, destination: Optional[_DestinationLike] = None) -> str:
@@ -3091,11 +3158,79 @@ class DepositFleet:
         """The next events of the fleet's one log across owners, in commit order, after
         ``cursor`` (``None``: from the start), waiting up to ``timeout`` seconds when there
         are none; and the cursor to pass next time (save it after handling the batch).
-        Delivery is at least once: de-duplicate by ``(owner, id)``.
+        Delivery is at least once: de-duplicate by ``(owner, id)``. The member keeps its reader
+        (and its listening connection) between calls: a loop that passes back the cursor it got
+        reads on, without a new connection per call.
 
         Raises:
             InvalidArgumentError: ``cursor`` is not one, or names another PostgreSQL cluster.
         """
+    def subscribe(self, callback: Callable[[FleetEvent], object], cursor: Optional[str] = None) -> int:
+        """Calls ``callback(event)`` with every event of the fleet's log after ``cursor``
+        (``None``: from the start of the log), every owner's, whichever member holds it, in
+        commit order, on a library thread of its own (one per subscription), as it comes.
+        Returns the id for ``unsubscribe``. Delivery is at least once: save ``event.cursor``
+        once an event is handled and pass it after a restart; de-duplicate by ``(owner, id)``.
+        An exception the callback raises goes to ``sys.unraisablehook``, and delivery goes on.
+        ``leave()`` stops every subscription (and waits for a callback that is running, unless
+        it is the one leaving).
+
+        Raises:
+            TypeError: ``callback`` is not callable.
+            InvalidArgumentError: ``cursor`` is not one, or names another PostgreSQL cluster.
+            NetworkError: the database cannot be read.
+        """
+    def unsubscribe(self, id: int) -> bool:
+        """Stops subscription ``id``: no callback of it starts after this returns (one running
+        finishes). ``False`` when there is no such subscription."""
+    def iter_events(self, cursor: Optional[str] = None, *, max_events: int = 500) -> FleetEventIterator:
+        """The fleet's log after ``cursor`` (``None``: from the start), one event at a time:
+        ``for event in fleet.iter_events(saved): ...`` waits for each next event (Ctrl-C
+        interrupts the wait, and nothing is lost: the next call reads again from the last
+        event returned) and ends once the member left; ``next_event(timeout)`` takes one.
+        ``cursor`` on the iterator is the position after the last event it returned. Reads
+        ``max_events`` at a time, on a reader of its own kept across calls.
+
+        Raises:
+            InvalidArgumentError: ``cursor`` is not one (another cluster's raises on the first
+                read).
+        """
+    @staticmethod
+    def _join_async(
+        database_url: str,
+        *,
+        destination: _DestinationLike,
+        name: Optional[str] = None,
+        max_connections: int = 8,
+        lease_ttl: float = 10.0,
+        renew_every: float = 3.0,
+        **options: Any,
+    ) -> asyncio.Future[DepositFleet]:
+        """``AsyncDepositFleet.join``: joins on the library's blocking pool, and the member also
+        gets a pool of its own for its awaited calls."""
+    def _add_owner_async(self, owner: str, *, destination: Optional[_DestinationLike] = None) -> asyncio.Future[str]:
+        """``add_owner``, awaited (a member of ``_join_async`` only)."""
+    def _remove_owner_async(self, owner: str) -> asyncio.Future[None]:
+        """``remove_owner``, awaited."""
+    def _owners_async(self) -> asyncio.Future[list[str]]:
+        """``owners``, awaited."""
+    def _request_async(
+        self,
+        owner: str,
+        command: Literal["sweep", "refund", "recover", "set_destination"],
+        *,
+        deposit_id: Optional[str] = None,
+        reason: Optional[str] = None,
+        destination: Optional[_DestinationLike] = None,
+        timeout: float = 30.0,
+    ) -> asyncio.Future[Any]:
+        """``request``, awaited."""
+    def _events_async(
+        self, cursor: Optional[str] = None, max_events: int = 500, timeout: float = 5.0
+    ) -> asyncio.Future[tuple[list[FleetEvent], str]]:
+        """``events``, awaited (the caller keeps the cursor; the listening connection is kept)."""
+    def _leave_async(self) -> asyncio.Future[None]:
+        """``leave``, awaited (on the library's blocking pool)."""
     def leave(self) -> None:
         """Stops this member's clients and hands its owners to the others at once. A second
         call does nothing."""
@@ -3138,6 +3273,25 @@ class FleetEvent:
     @property
     def cursor(self) -> str:
         """The log's position just after this event."""
+
+@final
+class FleetEventIterator:
+    """``DepositFleet.iter_events()``: the fleet's log, one event at a time."""
+
+    @property
+    def cursor(self) -> str:
+        """The log's position after the last event this iterator returned (save it)."""
+    def next_event(self, timeout: Optional[float] = None) -> Optional[FleetEvent]:
+        """The next event, waiting at most ``timeout`` seconds (``None``: until one comes);
+        ``None`` on timeout or once the member left.
+
+        Raises:
+            InvalidArgumentError: a negative ``timeout``, or a cursor of another cluster.
+            NetworkError: the database cannot be read.
+        """
+    def __iter__(self) -> FleetEventIterator: ...
+    def __next__(self) -> FleetEvent:
+        """The next event, waiting until one comes; ``StopIteration`` once the member left."""
 
 # --- devnet --------------------------------------------------------------------------------------
 
@@ -3200,6 +3354,7 @@ class Devnet:
         fault_injection: bool = True,
         chains: Optional[Union[Mapping[str, Any], str, os.PathLike[str]]] = None,
         balance_api_key: Optional[str] = None,
+        sim_block_ms: Optional[int] = None,
     ) -> Devnet:
         """Starts the emulator; it answers when this returns (the first JWT may wait 0.1-0.4 s
         for the first signing key of a fresh database).
@@ -3214,6 +3369,9 @@ class Devnet:
                 Starting connects to every chain and stocks the vault.
             balance_api_key: the ``X-API-Key`` the balance API accepts (default
                 ``"devnet-balance-key"``).
+            sim_block_ms: an empty block this often on every simulated chain
+                (``docs/devnet-chains.md``; default 1000); ``0``: blocks only for deposits and
+                ``mine_blocks``, so a test counts the confirmations itself.
 
         Raises:
             InvalidArgumentError: the chains file is malformed or names an unknown chain or
@@ -3260,6 +3418,35 @@ class Devnet:
             InvalidArgumentError: a bad address for the chain, an unknown chain, a zero amount,
                 an amount with more decimals than the token has.
             TypeError: both or neither of ``amount`` and ``raw_amount``; a ``float`` amount.
+        """
+    def chain_rpc_url(self, chain_id: int) -> str:
+        """``{services_url}/devnet/chains/{chain_id}/rpc``: the JSON-RPC endpoint of the
+        simulated chain of a ledger chain (``docs/devnet-chains.md``), for a client's
+        ``chain_rpc_urls``. Each deposit is a transaction in a new block of its own."""
+    def mine_blocks(self, chain_id: int, blocks: int) -> _SimHeadsDict:
+        """Adds ``blocks`` empty blocks to the simulated chain of ``chain_id``; its heads then.
+
+        Raises:
+            InvalidArgumentError: an unknown or chain-backed chain, too many blocks.
+        """
+    def reorg(
+        self,
+        chain_id: int,
+        depth: int,
+        *,
+        drop: Optional[Sequence[str]] = None,
+        readd_after_blocks: Optional[int] = None,
+    ) -> _SimReorgDict:
+        """Replaces the ``depth`` newest blocks of the simulated chain of ``chain_id`` by as
+        many new ones. The deposits whose transaction hashes are in ``drop`` leave the chain and
+        the ledger (the account's balance falls back); with ``readd_after_blocks`` they come
+        back in the block that many blocks past the new tip. The other transfers of the
+        replaced blocks go into the first new block.
+
+        Raises:
+            InvalidArgumentError: an unknown or chain-backed chain, a depth reaching a finalized
+                block, a dropped transaction not in the replaced blocks, a deposit already
+                swept.
         """
     def ledger_balance(self, address: str, chain_id: int, token: str) -> int:
         """What ``address`` holds of ``token`` on ``chain_id``, in smallest units (``0`` when
