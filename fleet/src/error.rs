@@ -82,6 +82,28 @@ pub enum FleetError {
     },
 }
 
+impl FleetError {
+    /// The class of this failure among depositkit's error kinds: what the C status and the
+    /// Python exception class of every face are.
+    pub fn kind(&self) -> depositkit_core::ErrorKind {
+        use depositkit_core::ErrorKind;
+        match self {
+            FleetError::DatabaseUrl { .. } | FleetError::SchemaVersion { .. } => {
+                ErrorKind::Configuration
+            }
+            FleetError::Unreachable { .. } | FleetError::Postgres(_) => ErrorKind::Network,
+            FleetError::DuplicateOwner(_)
+            | FleetError::InvalidOwner { .. }
+            | FleetError::InvalidCursor(_) => ErrorKind::InvalidArgument,
+            FleetError::UnknownOwner(_) => ErrorKind::NotFound,
+            FleetError::CommandTimeout { .. } => ErrorKind::Timeout,
+            FleetError::FenceLost { .. } | FleetError::LeaseLost(_) | FleetError::Client { .. } => {
+                ErrorKind::DepositSdk
+            }
+        }
+    }
+}
+
 /// `Result` with [`FleetError`].
 pub type Result<T> = std::result::Result<T, FleetError>;
 

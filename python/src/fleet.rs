@@ -14,7 +14,7 @@
 //! - **Awaitables** (`aio.rs`): the `_…_async` calls `depositkit.AsyncDepositFleet` awaits,
 //!   tasks of the fleet's runtime ([`AsyncFleet`]).
 //! - **Errors**: each `FleetError` becomes the exception class of the nearest kind
-//!   ([`kind_of`]); the database URL's password never appears: reprs show the URL with it
+//!   ([`FleetError::kind`]); the database URL's password never appears: reprs show the URL with it
 //!   replaced by `***`, and every message is scrubbed of it ([`Secrets`]).
 //! - **Lifecycle**: `leave()` (also `with`, and the `atexit` hook [`close_all`]) stops the
 //!   log's callbacks and readers and hands the owners to the other members at once, and no
@@ -61,24 +61,8 @@ const TEMPLATE_OWNER: &str = "0x0000000000000000000000000000000000000001";
 
 // --- errors -----------------------------------------------------------------------------------
 
-/// The exception class of each fleet failure.
-fn kind_of(err: &FleetError) -> ErrorKind {
-    match err {
-        FleetError::DatabaseUrl { .. } | FleetError::SchemaVersion { .. } => {
-            ErrorKind::Configuration
-        }
-        FleetError::Unreachable { .. } | FleetError::Postgres(_) => ErrorKind::Network,
-        FleetError::DuplicateOwner(_)
-        | FleetError::InvalidOwner { .. }
-        | FleetError::InvalidCursor(_) => ErrorKind::InvalidArgument,
-        FleetError::UnknownOwner(_) => ErrorKind::NotFound,
-        FleetError::CommandTimeout { .. } => ErrorKind::Timeout,
-        _ => ErrorKind::DepositSdk,
-    }
-}
-
 fn fleet_err(py: Python<'_>, secrets: &Secrets, err: &FleetError) -> PyErr {
-    to_py_err(py, Error::new(kind_of(err), secrets.scrub(&err.to_string())))
+    to_py_err(py, Error::new(err.kind(), secrets.scrub(&err.to_string())))
 }
 
 /// [`build_config`]'s "DepositClient() got an unexpected keyword argument …", said of

@@ -97,19 +97,7 @@ fn invalid(message: String) -> FfiError {
 /// The status of each fleet failure (the classes of Python's exceptions), with the fleet's
 /// message, which shows the database as `host:port/database`, never its password.
 fn fleet_error(err: FleetError) -> FfiError {
-    let status = match &err {
-        FleetError::DatabaseUrl { .. } | FleetError::SchemaVersion { .. } => {
-            depositkit_status::Configuration
-        }
-        FleetError::Unreachable { .. } | FleetError::Postgres(_) => depositkit_status::Network,
-        FleetError::DuplicateOwner(_)
-        | FleetError::InvalidOwner { .. }
-        | FleetError::InvalidCursor(_) => depositkit_status::InvalidArgument,
-        FleetError::UnknownOwner(_) => depositkit_status::NotFound,
-        FleetError::CommandTimeout { .. } => depositkit_status::Timeout,
-        _ => depositkit_status::DepositSdk,
-    };
-    FfiError::new(status, err.to_string())
+    FfiError::new(err.kind().into(), err.to_string())
 }
 
 /// `owner` lower-cased, checked as the fleet checks it, and `destination` (if any) checked as a
