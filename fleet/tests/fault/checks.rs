@@ -1,0 +1,263 @@
+//! After a run: is money where it should be (devnet's ledger and history), is the fleet's log
+//! complete and each deposit's lifecycle in it. Each check returns the contradictions it
+//! found, as text naming the owner, deposit or event; the single-writer checks are `audit.rs`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use depositkit_core::deposit::model::deposit_id;
+use depositkit_core::{TokenType, U256};
+use depositkit_devnet::RunningDevnet;
+use depositkit_devnet::store::HistoryEntry;
+use depositkit_fleet::FleetEvent;
+
+use super::workload::{Made, Owner};
+
+fn amount(value: impl ToString) -> u128 {
+    value.to_string().parse().unwrap_or(u128::MAX)
+}
+
+/// Every history entry devnet has.
+pub fn history(devnet: &RunningDevnet) -> Vec<HistoryEntry> {
+    let mut all = Vec::new();
+    loop {
+        let after = all.last().map_or(0, |e: &HistoryEntry| e.seq);
+        let page = devnet.store().history_after(after, 1000).expect("devnet's history reads");
+        if page.is_empty() {
+            return all;
+        }
+        all.extend(page);
+    }
+}
+
+/// What the money checks counted.
+#[derive(Debug, Default)]
+pub struct Money {
+    pub deposits: usize,
+    pub deposited: u128,
+    pub swept_deposits: usize,
+    pub delivered: u128,
+    pub refunds: usize,
+    pub failed_sends: usize,
+    /// The deposit ids devnet sent (swept or refunded).
+    pub sent_ids: BTreeSet<String>,
+}
+
+/// Money: every deposit made reached the account; each client deposit (a contiguous range of
+/// the account's received total) was swept or refunded once; together they cover every
+/// transfer received exactly once; the accounts hold nothing at the end; the destinations
+/// hold what the sweeps delivered.
+/// `attempts` maps the quote ids and transaction ids of the clients' recorded send attempts
+/// (`dk_attempts`) to their deposit ids.
+pub fn money(
+    devnet: &RunningDevnet,
+    owners: &[Owner],
+    made: &[Made],
+    attempts: &HashMap<String, String>,
+) -> (Money, Vec<String>) {
+    let mut found = Vec::new();
+    let mut counted = Money { deposits: made.len(), ..Money::default() };
+    let history = history(devnet);
+    // Devnet's sends by transaction id: the quote each executed (the clients record quotes).
+    let mut quote_of: HashMap<String, String> = HashMap::new();
+    let mut after = 0;
+    while let Ok(quotes) = devnet.store().quotes_after(after, 1000) {
+        let Some(last) = quotes.last() else { break };
+        after = last.seq;
+        for quote in quotes {
+            let body: serde_json::Value = serde_json::from_str(&quote.body).unwrap_or_default();
+            if let Some(id) = body["quoteId"].as_str()
+                && let Ok(Some(sweep)) = devnet.store().sweep(id)
+            {
+                quote_of.insert(sweep.transaction_id, id.to_owned());
+            }
+        }
+    }
+    let mut delivered_to: BTreeMap<String, u128> = BTreeMap::new();
+    for Owner { owner, account_id, .. } in owners {
+        let mine: Vec<&HistoryEntry> =
+            history.iter().filter(|e| &e.account_id == account_id).collect();
+        let receives: Vec<&HistoryEntry> =
+            mine.iter().copied().filter(|e| e.record.tag == "receive").collect();
+        let made_here: Vec<&Made> = made.iter().filter(|m| &m.owner == owner).collect();
+        counted.deposited += made_here.iter().map(|m| m.raw).sum::<u128>();
+        for m in &made_here {
+            if !receives.iter().any(|r| r.record.id == m.tx_hash) {
+                found.push(format!("deposit {} to {owner} never reached its account", m.tx_hash));
+            }
+        }
+        // Each successful send per deposit id: one sweep or one refund, never more.
+        let mut sent: BTreeMap<String, Vec<&HistoryEntry>> = BTreeMap::new();
+        for entry in mine.iter().filter(|e| e.record.tag != "receive") {
+            if entry.record.status != 1 {
+                counted.failed_sends += 1;
+                continue;
+            }
+            // Devnet's history names the quote (or the transaction) a send executed; the
+            // client's attempts name the deposit it was for.
+            let quote = quote_of.get(&entry.record.id).map(String::as_str);
+            let id = [entry.record.quote_id.as_deref(), quote, Some(entry.record.id.as_str())]
+                .into_iter()
+                .flatten()
+                .find_map(|key| attempts.get(key).cloned())
+                .unwrap_or_else(|| format!("(no attempt records send {})", entry.record.id));
+            sent.entry(id).or_default().push(entry);
+        }
+        for (id, entries) in &sent {
+            if entries.len() > 1 {
+                let tags: Vec<&str> = entries.iter().map(|e| e.record.tag.as_str()).collect();
+                found.push(format!(
+                    "deposit {id} of {owner} was sent {} times: {tags:?}",
+                    entries.len()
+                ));
+            }
+            for entry in entries {
+                if entry.record.tag == "refund" {
+                    counted.refunds += 1;
+                }
+                let delivered = entry.delivered.map_or(0, amount);
+                counted.delivered += delivered;
+                *delivered_to.entry(entry.record.to_address.to_lowercase()).or_default() +=
+                    delivered;
+            }
+        }
+        counted.swept_deposits += sent.len();
+        counted.sent_ids.extend(sent.keys().cloned());
+        found.extend(coverage(owner, account_id, &receives, &sent));
+        for line in devnet.store().ua_balances(account_id).expect("balances read") {
+            if !line.raw_amount.is_zero() {
+                found.push(format!(
+                    "owner {owner}'s account still holds {} of {} on chain {}: not swept",
+                    line.raw_amount,
+                    line.token.symbol(),
+                    line.chain_id
+                ));
+            }
+        }
+    }
+    for (address, delivered) in delivered_to {
+        let held = devnet.ledger_balance(&address, 8453, TokenType::USDC).map_or(0, amount);
+        if held != delivered {
+            found.push(format!(
+                "destination {address} holds {held}, the sweeps delivered {delivered}"
+            ));
+        }
+    }
+    (counted, found)
+}
+
+/// The client's deposits of one account are contiguous ranges of its received total; each
+/// successful send names one by its id. Every receive must fall in exactly one sent range.
+fn coverage(
+    owner: &str,
+    account_id: &str,
+    receives: &[&HistoryEntry],
+    sent: &BTreeMap<String, Vec<&HistoryEntry>>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut ranges: Vec<(u128, u128)> = receives
+        .iter()
+        .filter_map(|r| r.record.received.map(|(before, after)| (amount(before), amount(after))))
+        .collect();
+    ranges.sort_unstable();
+    // Every contiguous run of receives, by the id the client would give it.
+    let mut ids: HashMap<String, (usize, usize)> = HashMap::new();
+    for i in 0..ranges.len() {
+        for j in i..ranges.len() {
+            let (from, to) = (ranges[i].0, ranges[j].1);
+            let id =
+                deposit_id(account_id, 8453, TokenType::USDC, U256::from(from), U256::from(to));
+            ids.insert(id, (i, j));
+        }
+    }
+    let mut covered = vec![0u32; ranges.len()];
+    for id in sent.keys() {
+        match ids.get(id) {
+            Some(&(i, j)) => covered[i..=j].iter_mut().for_each(|c| *c += 1),
+            None => found.push(format!("deposit {id} of {owner} matches no run of its receives")),
+        }
+    }
+    for (n, times) in covered.iter().enumerate() {
+        if *times != 1 {
+            found.push(format!(
+                "owner {owner}'s receive of range {:?} was swept {times} times (lost when 0)",
+                ranges[n]
+            ));
+        }
+    }
+    found
+}
+
+/// What the log checks counted.
+#[derive(Debug, Default)]
+pub struct LogCount {
+    pub delivered: usize,
+    pub distinct: usize,
+    pub credited: usize,
+    /// First deliveries of an owner's event after a higher id of the same owner. The log
+    /// promises commit order, and one owner's writes commit in id order, so none are
+    /// expected; they are reported (with the stored rows) rather than failed, since the
+    /// documented contract is commit order plus de-duplication by `(owner, id)`.
+    pub inversions: Vec<String>,
+}
+
+/// The log: the consumer's events, de-duplicated by `(owner, id)`, are exactly `stored`
+/// (every event once, none missing, none invented); every deposit devnet swept has a `detected` then exactly one `credited`
+/// lifecycle event, and every credited one was swept.
+pub fn log(
+    events: &[FleetEvent],
+    stored: &BTreeSet<(String, u64)>,
+    swept: &BTreeSet<String>,
+) -> (LogCount, Vec<String>) {
+    let mut found = Vec::new();
+    let mut seen: BTreeSet<(String, u64)> = BTreeSet::new();
+    let mut last: HashMap<&str, u64> = HashMap::new();
+    let mut phases: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut inversions = Vec::new();
+    for event in events {
+        if !seen.insert((event.owner.clone(), event.id)) {
+            continue;
+        }
+        let previous = last.insert(&event.owner, event.id).unwrap_or(0);
+        if event.id <= previous {
+            inversions.push(format!(
+                "owner {}'s event {} came after its event {previous}",
+                event.owner, event.id
+            ));
+        }
+        if event.kind == "deposit:lifecycle"
+            && let Some(deposit) = &event.deposit_id
+        {
+            let value: serde_json::Value = serde_json::from_str(&event.event).unwrap_or_default();
+            let phase = value["payload"]["phase"].as_str().unwrap_or("?").to_owned();
+            phases.entry(deposit.clone()).or_default().push(phase);
+        }
+    }
+    for missing in stored.difference(&seen).take(20) {
+        found.push(format!("event {missing:?} is stored but the consumer never got it"));
+    }
+    for extra in seen.difference(stored).take(20) {
+        found.push(format!("event {extra:?} reached the consumer but is not stored"));
+    }
+    let mut count =
+        LogCount { delivered: events.len(), distinct: seen.len(), credited: 0, inversions };
+    for id in swept {
+        let got = phases.get(id).cloned().unwrap_or_default();
+        let credited = got.iter().filter(|p| *p == "credited").count();
+        let detected = got.iter().position(|p| p == "detected");
+        let first_credit = got.iter().position(|p| p == "credited");
+        if credited != 1 || detected.is_none() || detected > first_credit {
+            found.push(format!("deposit {id}'s lifecycle in the log is {got:?}"));
+        }
+    }
+    for (id, got) in &phases {
+        if got.iter().any(|p| p == "credited") {
+            count.credited += 1;
+            if !swept.contains(id) {
+                found.push(format!(
+                    "deposit {id} is credited in the log ({got:?}) but devnet never swept it"
+                ));
+            }
+        }
+    }
+    (count, found)
+}
