@@ -408,7 +408,8 @@ typedef struct {
 } depositkit_user_rpc_options;
 
 // A callback receiving the events of a deposit client, registered with
-// `depositkit_deposit_client_subscribe`.
+// `depositkit_deposit_client_subscribe` (also the fleet's log's, registered with
+// `depositkit_fleet_subscribe`, which describes its threads and events).
 //
 // Called with the `user_data` given at registration, and one event as JSON: `event_json` is
 // NUL-terminated UTF-8 of `event_json_len` bytes (without the NUL). It is borrowed: valid only
@@ -1470,7 +1471,7 @@ const char *depositkit_client_status_str(uint32_t status);
 
 // Takes up to `max_events` events from the client's pull queue at once, oldest first, as one
 // JSON array: waits at most `timeout_ms` milliseconds for the first (0: do not wait), then
-// takes the events already queued behind it without waiting — as
+// takes the events already queued behind it without waiting: as
 // `depositkit_deposit_client_next_events` does, with one string for the whole list instead of
 // one per event (the fastest way to drain many events: no allocation or free per event).
 //
@@ -2810,12 +2811,15 @@ depositkit_status depositkit_fleet_join(const char *database_url,
                                         const char *member_json,
                                         const depositkit_fleet **out_fleet);
 
-// Leaves the fleet gracefully: stops this member's deposit clients, then hands its owners to
-// the other members at once (they take them at their next tick). A second call does nothing.
+// Leaves the fleet gracefully: stops this member's subscriptions (`depositkit_fleet_subscribe`:
+// their `user_data_free` runs, and outside a callback their threads are waited for) and its
+// deposit clients, then hands its owners to the other members at once (they take them at their
+// next tick). A second call does nothing.
 //
 // Afterwards every call on the handle fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK` ("left the
-// fleet") except `_leave`, `_node_id` and `_running_owners` (`[]`); the handle must still be
-// freed with `depositkit_fleet_free`.
+// fleet") except `_leave`, `_node_id`, `_running_owners` (`[]`), `_unsubscribe` (nothing is
+// subscribed) and `_callback_errors`; the handle must still be freed with
+// `depositkit_fleet_free`.
 //
 // Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NETWORK` when the database cannot be
 // written (the member has stopped anyway, and its owners pass on when its lease runs out);
@@ -2827,7 +2831,8 @@ depositkit_status depositkit_fleet_join(const char *database_url,
 // `fleet` must be NULL or a live handle from `depositkit_fleet_join`.
 depositkit_status depositkit_fleet_leave(const depositkit_fleet *fleet);
 
-// Releases a member. One that has not left stops its deposit clients without handing its
+// Releases a member: stops its subscriptions as `depositkit_fleet_leave` does (waiting for
+// their threads). One that has not left stops its deposit clients without handing its
 // owners over, as a process that exits would: the other members take them once its lease runs
 // out (`leaseTtlMs`). Call `depositkit_fleet_leave` first to hand them over at once.
 //
@@ -3035,6 +3040,106 @@ depositkit_status depositkit_fleet_remove_owner(const depositkit_fleet *fleet, c
 // `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `out_owners_json` must
 // be NULL or point to a writable `char *`.
 depositkit_status depositkit_fleet_owners(const depositkit_fleet *fleet, char **out_owners_json);
+
+// Calls `callback` with `user_data` for every event of the fleet's one event log after
+// `cursor`, in commit order, on a thread of its own, until `depositkit_fleet_unsubscribe`,
+// `depositkit_fleet_leave` or `depositkit_fleet_free`.
+//
+// `cursor` is NULL (the beginning of the log) or a cursor handed out by
+// `depositkit_fleet_events` or a callback (an event's `"cursor"`), as described there.
+//
+// What the callback gets (see `depositkit_event_callback` for the signature and return value):
+// one event as a JSON object, the same as an element of `depositkit_fleet_events`' array:
+// `{"owner", "id", "at", "kind", "depositId", "event", "cursor"}`, where `"cursor"` is the
+// cursor just after the event: save it once the event is handled, and subscribe again from it
+// (after a restart, say) to go on without skipping anything. Delivery is at least once (an
+// event may come again after a resubscription from an older cursor): de-duplicate by
+// (`owner`, `id`). A non-zero return is counted (`depositkit_fleet_callback_errors`) and
+// otherwise ignored: the event is not delivered again and the subscription goes on.
+//
+// Threads: each subscription has a thread of its own, named `depositkit-fleet-events-<id>`,
+// never the caller's and never a runtime worker; it calls its callback one event at a time, in
+// the log's order, never concurrently with itself (callbacks of two subscriptions may run at
+// the same time). It reads events in batches, waiting up to 0.5 s for new ones (woken as soon
+// as an event commits). When a read fails (the database is unreachable) the failure is logged
+// (target `depositkit_ffi::fleet::subscribe`, level warn) and the read is tried again a
+// second later, from the same place: nothing is skipped.
+//
+// Re-entry: a callback may call any depositkit function, including
+// `depositkit_fleet_unsubscribe` of itself or of another subscription and
+// `depositkit_fleet_leave`; none of them deadlocks. It must not call `depositkit_fleet_free`.
+//
+// Ownership of `user_data` passes to the library with this call, whatever it returns:
+// `user_data_free` (if not NULL) is called with it exactly once: on failure before this
+// returns; on success when the subscription is dropped (by `depositkit_fleet_unsubscribe`,
+// `_leave` or `_free`), never while a call of `callback` is running and never while the
+// library holds a lock: by one of these called outside a callback, on that thread before it
+// returns; called from inside a callback, on the subscription's thread once that callback
+// returns.
+//
+// On success `*out_subscription` is the subscription's id (never 0), for
+// `depositkit_fleet_unsubscribe`. On failure it is not written and nothing is subscribed.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` for a `cursor` that is not one or names another
+//   cluster;
+// - `DEPOSITKIT_STATUS_NETWORK` when the database cannot be read (a first read is made here,
+//   so that these errors come now rather than on the thread);
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` after `depositkit_fleet_leave`;
+// - `DEPOSITKIT_STATUS_INTERNAL` when the thread cannot be started;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `fleet`, `callback` or `out_subscription` is NULL;
+//   `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks while the database answers the first read. Thread-safe (also from inside a callback).
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `cursor` must be NULL or
+// a NUL-terminated string; `out_subscription` must be NULL or point to a writable `uint64_t`.
+// `callback` must follow the rules of `depositkit_event_callback`; `user_data` (which may be
+// NULL) must stay valid for it until `user_data_free` is called (or, without
+// `user_data_free`, until the subscription is dropped) and may be used on the subscription's
+// thread; `user_data_free` must be safe to call on any thread and must not unwind or
+// `longjmp`.
+depositkit_status depositkit_fleet_subscribe(const depositkit_fleet *fleet,
+                                             const char *cursor,
+                                             depositkit_event_callback callback,
+                                             void *user_data,
+                                             depositkit_user_data_free user_data_free,
+                                             uint64_t *out_subscription);
+
+// Stops a subscription made by `depositkit_fleet_subscribe`.
+//
+// On success `*out_removed` tells whether `subscription` was subscribed (false for an unknown
+// id, one already removed, or after `depositkit_fleet_leave`). When it was, its callback is
+// not called again: called outside a callback, this waits for a call of it that is running to
+// return, so once it returns no call is running and its `user_data_free` has been called (on
+// this thread). Called from inside a callback it never waits: a callback may unsubscribe itself
+// (it returns normally; its `user_data_free` runs on its thread after it returns) or another
+// subscription. Its thread ends by itself within half a second. The events the subscription
+// did not deliver stay in the log: subscribe again from the last cursor handled to get them.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or `DEPOSITKIT_STATUS_NULL_ARGUMENT` when `fleet` or
+// `out_removed` is NULL. Works after leaving too. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `out_removed` must be
+// NULL or point to a writable `bool`.
+depositkit_status depositkit_fleet_unsubscribe(const depositkit_fleet *fleet,
+                                               uint64_t subscription,
+                                               bool *out_removed);
+
+// Callback calls of this member's subscriptions (`depositkit_fleet_subscribe`) that returned
+// non-zero so far.
+//
+// On success `*out_count` is written; on failure it is not. Returns `DEPOSITKIT_STATUS_OK`, or
+// `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL. Works after leaving too.
+// Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `out_count` must be NULL
+// or point to a writable `uint64_t`.
+depositkit_status depositkit_fleet_callback_errors(const depositkit_fleet *fleet,
+                                                   uint64_t *out_count);
 
 #if defined(DEPOSITKIT_DEVNET)
 // Starts a devnet server in this process on `127.0.0.1` and a free port, serving the deposit

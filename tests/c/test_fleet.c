@@ -15,6 +15,10 @@
  *   deposit (SWEEP), a timeout (TIMEOUT), a bad cursor, command, member or template option,
  *   and database URLs with a password that cannot be read (CONFIGURATION) or reached
  *   (NETWORK), whose messages never contain the password; NULL arguments named;
+ * - callbacks (depositkit_fleet_subscribe) on the member that does not hold the owner get the
+ *   deposit's lifecycle (detected before credited, with its id) and the whole log in order; one
+ *   unsubscribed and resumed from the cursor it handled last skips nothing and repeats nothing;
+ *   user_data_free runs exactly once: on unsubscribe, leave, free, and a refused subscription;
  * - leaving hands the owner to the other member at once; a member that left refuses calls.
  *
  * Needs DEPOSITKIT_TEST_FLEET_URL: a fresh, empty PostgreSQL database whose server trusts the
@@ -30,6 +34,8 @@
 
 #include "check.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +226,193 @@ static int wait_phase(const depositkit_fleet *fleet, const char *phase_needle, c
     depositkit_string_free(at);
     snprintf(deposit_id, size, "%s", scan.deposit_id);
     return scan.found > 0;
+}
+
+/* --- subscriptions (depositkit_fleet_subscribe) ------------------------------------------------ */
+
+#define MAX_SEEN 1024
+#define CURSOR_SIZE 128
+
+/*
+ * What a subscription's callback saw (its user_data), or the cursors of a pull from the log:
+ * every event's cursor in order, where OWNER's deposit was detected and credited, and how many
+ * times user_data_free ran.
+ */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int count;
+    char (*cursors)[CURSOR_SIZE];
+    int detected_at; /* index of OWNER's detected event; -1 before */
+    int credited_at;
+    char detected_id[128];
+    char credited_id[128];
+    int frees;
+} feed;
+
+static feed *feed_new(void) {
+    feed *f = calloc(1, sizeof *f);
+    f->cursors = calloc(MAX_SEEN, CURSOR_SIZE);
+    pthread_mutex_init(&f->lock, NULL);
+    pthread_cond_init(&f->changed, NULL);
+    f->detected_at = -1;
+    f->credited_at = -1;
+    return f;
+}
+
+static void feed_delete(feed *f) {
+    pthread_cond_destroy(&f->changed);
+    pthread_mutex_destroy(&f->lock);
+    free(f->cursors);
+    free(f);
+}
+
+/* Records one event element (as _events and the callbacks give it); 0 when it lacks a cursor. */
+static int feed_record(feed *f, const char *event) {
+    char cursor[CURSOR_SIZE] = "";
+    char owner[64] = "";
+    int ok = json_string(event, "cursor", cursor, sizeof cursor);
+    int ours = strstr(event, "\"kind\":\"deposit:lifecycle\"") != NULL &&
+               json_string(event, "owner", owner, sizeof owner) && strcmp(owner, OWNER) == 0;
+    pthread_mutex_lock(&f->lock);
+    if (f->count < MAX_SEEN) {
+        snprintf(f->cursors[f->count], CURSOR_SIZE, "%s", cursor);
+    }
+    if (ours && f->detected_at < 0 && strstr(event, "\"phase\":\"detected\"") != NULL) {
+        f->detected_at = f->count;
+        json_string(event, "depositId", f->detected_id, sizeof f->detected_id);
+    }
+    if (ours && f->credited_at < 0 && strstr(event, "\"phase\":\"credited\"") != NULL) {
+        f->credited_at = f->count;
+        json_string(event, "depositId", f->credited_id, sizeof f->credited_id);
+    }
+    f->count++;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->lock);
+    return ok;
+}
+
+/* The callback: runs on the subscription's thread; event_json is borrowed for the call. A
+ * non-zero return (a bad length or no cursor) is counted by depositkit_fleet_callback_errors. */
+static int on_fleet_event(void *user_data, const char *event_json, size_t event_json_len) {
+    int ok = feed_record(user_data, event_json);
+    return ok && strlen(event_json) == event_json_len ? 0 : 1;
+}
+
+static void on_feed_free(void *user_data) {
+    feed *f = user_data;
+    pthread_mutex_lock(&f->lock);
+    f->frees++;
+    pthread_mutex_unlock(&f->lock);
+}
+
+static int frees_of(feed *f) {
+    pthread_mutex_lock(&f->lock);
+    int n = f->frees;
+    pthread_mutex_unlock(&f->lock);
+    return n;
+}
+
+/* Waits (on the callback's signal) until the feed saw OWNER's deposit credited, or only
+ * detected when `credited` is 0. */
+static int feed_wait_phase(feed *f, int credited) {
+    struct timespec deadline = deadline_in(WAIT_SECONDS);
+    pthread_mutex_lock(&f->lock);
+    while ((credited ? f->credited_at : f->detected_at) < 0 &&
+           pthread_cond_timedwait(&f->changed, &f->lock, &deadline) != ETIMEDOUT) {
+    }
+    int seen = (credited ? f->credited_at : f->detected_at) >= 0;
+    pthread_mutex_unlock(&f->lock);
+    return seen;
+}
+
+/* Waits until the feed saw at least `count` events. */
+static int feed_wait_count(feed *f, int count) {
+    struct timespec deadline = deadline_in(WAIT_SECONDS);
+    pthread_mutex_lock(&f->lock);
+    while (f->count < count &&
+           pthread_cond_timedwait(&f->changed, &f->lock, &deadline) != ETIMEDOUT) {
+    }
+    int seen = f->count >= count;
+    pthread_mutex_unlock(&f->lock);
+    return seen;
+}
+
+static void record_visit(const char *event, void *context) {
+    CHECK(feed_record(context, event));
+}
+
+/* The whole log as the pull API gives it now, into `into`. */
+static void pull_all(const depositkit_fleet *fleet, feed *into) {
+    char *at = NULL;
+    for (;;) {
+        char *events = NULL;
+        char *next = NULL;
+        if (!OK(depositkit_fleet_events(fleet, at, 100, 0, &events, &next))) {
+            break;
+        }
+        int n = each_event(events, record_visit, into);
+        depositkit_string_free(events);
+        depositkit_string_free(at);
+        at = next;
+        if (n <= 0) {
+            break;
+        }
+    }
+    depositkit_string_free(at);
+}
+
+/* Whether `got` (then `then`, when not NULL) begins with exactly the events of `want`, in order:
+ * none skipped, none twice. */
+static int same_events(feed *want, feed *got, feed *then) {
+    int n = want->count;
+    if (n > MAX_SEEN) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        int from_got = i < got->count;
+        int j = i - got->count;
+        if (!from_got && (then == NULL || j >= then->count)) {
+            fprintf(stderr, "  event %d of %d not delivered\n", i, n);
+            return 0;
+        }
+        const char *cursor = from_got ? got->cursors[i] : then->cursors[j];
+        if (strcmp(cursor, want->cursors[i]) != 0) {
+            fprintf(stderr, "  event %d: cursor %s, expected %s\n", i, cursor, want->cursors[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static uint64_t subscribe(const depositkit_fleet *fleet, const char *cursor, feed *f) {
+    uint64_t id = 0;
+    CHECK(OK(depositkit_fleet_subscribe(fleet, cursor, on_fleet_event, f, on_feed_free, &id)));
+    CHECK(id != 0);
+    return id;
+}
+
+/* Refused subscriptions: typed errors, and user_data released once before the call returns. */
+static void test_subscribe_errors(const depositkit_fleet *fleet) {
+    feed *f = feed_new();
+    uint64_t id = 0;
+    CHECK(depositkit_fleet_subscribe(fleet, "v1.nope", on_fleet_event, f, on_feed_free, &id) ==
+          DEPOSITKIT_STATUS_INVALID_ARGUMENT);
+    CHECK(last_error_contains("cursor"));
+    CHECK(frees_of(f) == 1);
+    CHECK(depositkit_fleet_subscribe(fleet, NULL, on_fleet_event, f, on_feed_free, NULL) ==
+          DEPOSITKIT_STATUS_NULL_ARGUMENT);
+    CHECK(last_error_contains("out_subscription must not be NULL"));
+    CHECK(frees_of(f) == 2);
+    CHECK(depositkit_fleet_subscribe(fleet, NULL, NULL, f, on_feed_free, &id) ==
+          DEPOSITKIT_STATUS_NULL_ARGUMENT);
+    CHECK(last_error_contains("callback must not be NULL"));
+    CHECK(frees_of(f) == 3);
+    CHECK(id == 0 && f->count == 0);
+    bool removed = true;
+    CHECK(OK(depositkit_fleet_unsubscribe(fleet, 424242, &removed)));
+    CHECK(!removed);
+    feed_delete(f);
 }
 
 /* --- the tests -------------------------------------------------------------------------------- */
@@ -418,6 +611,19 @@ static void test_fleet(const depositkit_devnet *devnet, const char *services_url
     CHECK(runs(other, "[]"));
     test_typed_errors(holder);
     test_owners(holder, other);
+    test_subscribe_errors(other);
+
+    /* Callbacks on the member that does not hold the owner: `whole` from the start to the end
+     * (stopped by free), `first` until the deposit is detected, then `resumed` from the cursor
+     * `first` handled last; `spare` on the holder (stopped by leave). */
+    feed *whole = feed_new();
+    feed *first = feed_new();
+    feed *resumed = feed_new();
+    feed *spare = feed_new();
+    uint64_t whole_id = subscribe(other, NULL, whole);
+    uint64_t first_id = subscribe(other, NULL, first);
+    uint64_t spare_id = subscribe(holder, NULL, spare);
+    CHECK(whole_id != first_id);
 
     /* A deposit of 7 USDC on Base, detected by the holder (autoSweep is off). */
     char evm[64] = "";
@@ -427,6 +633,22 @@ static void test_fleet(const depositkit_devnet *devnet, const char *services_url
     char deposit_id[128] = "";
     CHECK(wait_phase(other, "\"phase\":\"detected\"", deposit_id, sizeof deposit_id));
     CHECK(strlen(deposit_id) > 0);
+
+    /* Unsubscribed: user_data released before the call returns, and no callback after it. */
+    CHECK(feed_wait_phase(first, 0));
+    bool removed = false;
+    CHECK(OK(depositkit_fleet_unsubscribe(other, first_id, &removed)));
+    CHECK(removed);
+    CHECK(frees_of(first) == 1);
+    CHECK(OK(depositkit_fleet_unsubscribe(other, first_id, &removed)));
+    CHECK(!removed);
+    CHECK(frees_of(first) == 1);
+    int handled = first->count;
+    CHECK(handled > 0 && handled <= MAX_SEEN);
+    char saved[CURSOR_SIZE] = "";
+    snprintf(saved, sizeof saved, "%s", handled > 0 ? first->cursors[handled - 1] : "");
+    uint64_t resumed_id = subscribe(other, saved, resumed);
+    CHECK(resumed_id != first_id);
 
     /* The member that does not hold the owner asks for the sweep; the holder runs it. */
     char args[256];
@@ -476,6 +698,35 @@ static void test_fleet(const depositkit_devnet *devnet, const char *services_url
     CHECK(read_all(holder, 7, &credited, end, sizeof end) > 0);
     CHECK(credited.found == 1);
 
+    /* The callbacks got the deposit's lifecycle, detected before credited, with its id. */
+    CHECK(feed_wait_phase(whole, 1) && feed_wait_phase(resumed, 1));
+    pthread_mutex_lock(&whole->lock);
+    CHECK(whole->detected_at >= 0 && whole->detected_at < whole->credited_at);
+    CHECK(strcmp(whole->detected_id, deposit_id) == 0);
+    CHECK(strcmp(whole->credited_id, deposit_id) == 0);
+    pthread_mutex_unlock(&whole->lock);
+    pthread_mutex_lock(&resumed->lock);
+    CHECK(strcmp(resumed->credited_id, deposit_id) == 0);
+    pthread_mutex_unlock(&resumed->lock);
+
+    /* In the log's order, nothing skipped or twice: `whole` alone, and `first` then `resumed`,
+     * are the log as the pull API reads it. */
+    feed *pulled = feed_new();
+    pull_all(other, pulled);
+    CHECK(pulled->count >= 3);
+    CHECK(feed_wait_count(whole, pulled->count));
+    CHECK(feed_wait_count(resumed, pulled->count - handled));
+    pthread_mutex_lock(&whole->lock);
+    CHECK(same_events(pulled, whole, NULL));
+    pthread_mutex_unlock(&whole->lock);
+    pthread_mutex_lock(&resumed->lock);
+    CHECK(same_events(pulled, first, resumed));
+    pthread_mutex_unlock(&resumed->lock);
+    feed_delete(pulled);
+    uint64_t errors = 1;
+    CHECK(OK(depositkit_fleet_callback_errors(other, &errors)));
+    CHECK(errors == 0);
+
     /* A failure of the holder's client: SWEEP with its message. */
     CHECK(depositkit_fleet_request(other, OWNER, "sweep", "{\"depositId\":\"no-such-deposit\"}",
                                    WAIT_MS, &result) == DEPOSITKIT_STATUS_SWEEP);
@@ -489,9 +740,22 @@ static void test_fleet(const depositkit_devnet *devnet, const char *services_url
 
     test_log(other);
 
-    /* Leaving hands the owner over at once: the next command is run by the other member. */
+    /* Leaving hands the owner over at once: the next command is run by the other member. It
+     * stops the holder's subscription (releasing its user_data, once) and refuses new ones. */
+    CHECK(frees_of(spare) == 0);
     CHECK(OK(depositkit_fleet_leave(holder)));
+    CHECK(frees_of(spare) == 1);
     CHECK(OK(depositkit_fleet_leave(holder)));
+    CHECK(frees_of(spare) == 1);
+    CHECK(OK(depositkit_fleet_unsubscribe(holder, spare_id, &removed)));
+    CHECK(!removed);
+    feed *late = feed_new();
+    uint64_t late_id = 0;
+    CHECK(depositkit_fleet_subscribe(holder, NULL, on_fleet_event, late, on_feed_free, &late_id) ==
+          DEPOSITKIT_STATUS_DEPOSIT_SDK);
+    CHECK(last_error_contains("left the fleet"));
+    CHECK(frees_of(late) == 1 && late_id == 0);
+    feed_delete(late);
     CHECK(runs(holder, "[]"));
     CHECK(OK(depositkit_fleet_request(other, OWNER, "recover", NULL, WAIT_MS, &recovered)));
     depositkit_string_free(recovered);
@@ -502,9 +766,16 @@ static void test_fleet(const depositkit_devnet *devnet, const char *services_url
     CHECK(depositkit_fleet_node_id(holder, &node) == DEPOSITKIT_STATUS_OK);
     depositkit_string_free(node);
 
-    CHECK(OK(depositkit_fleet_leave(other)));
+    /* Freed without leaving: the subscriptions still on it stop, each user_data released once. */
+    CHECK(frees_of(whole) == 0 && frees_of(resumed) == 0);
     depositkit_fleet_free(holder);
     depositkit_fleet_free(other);
+    CHECK(frees_of(whole) == 1 && frees_of(resumed) == 1);
+    CHECK(frees_of(first) == 1 && frees_of(spare) == 1);
+    feed_delete(whole);
+    feed_delete(first);
+    feed_delete(resumed);
+    feed_delete(spare);
 }
 
 int main(void) {

@@ -14,7 +14,8 @@ use crate::status::depositkit_status;
 use super::{client_arg, depositkit_deposit_client};
 
 /// A callback receiving the events of a deposit client, registered with
-/// `depositkit_deposit_client_subscribe`.
+/// `depositkit_deposit_client_subscribe` (also the fleet's log's, registered with
+/// `depositkit_fleet_subscribe`, which describes its threads and events).
 ///
 /// Called with the `user_data` given at registration, and one event as JSON: `event_json` is
 /// NUL-terminated UTF-8 of `event_json_len` bytes (without the NUL). It is borrowed: valid only
@@ -64,7 +65,8 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn in_callback() -> bool {
+/// Whether this thread is running a C callback now (a delivery thread, during a call).
+pub(crate) fn in_callback() -> bool {
     IN_CALLBACK.with(Cell::get) > 0
 }
 
@@ -115,6 +117,45 @@ unsafe impl Send for HostCallback {}
 unsafe impl Sync for HostCallback {}
 
 impl HostCallback {
+    /// `callback` with its `user_data`, not registered yet (dropping it leaves `user_data` to
+    /// the caller until [`HostCallback::own`]); its non-zero returns are counted in `errors`.
+    pub(crate) fn new(
+        callback: RawCallback,
+        user_data: *mut c_void,
+        user_data_free: depositkit_user_data_free,
+        errors: Arc<AtomicU64>,
+    ) -> Arc<HostCallback> {
+        Arc::new(HostCallback {
+            callback,
+            user_data,
+            user_data_free,
+            owned: AtomicBool::new(false),
+            released: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            calling: Mutex::new(()),
+            errors,
+        })
+    }
+
+    /// From now on the library owns `user_data`: dropping the last reference releases it.
+    pub(crate) fn own(&self) {
+        self.owned.store(true, Ordering::Release);
+    }
+
+    /// Stops the callback: no call starts after this. Outside a callback it waits for a call
+    /// under way (it holds the lock; later ones see `closed` and skip the callback) and
+    /// releases `user_data` on this thread, outside every lock, even though a delivery may
+    /// still hold a reference for a moment. Inside a callback it never waits: `user_data_free`
+    /// runs when the last reference is dropped (here, or on the delivery thread once its
+    /// delivery ends).
+    pub(crate) fn close(self: Arc<Self>) {
+        self.closed.store(true, Ordering::Release);
+        if !in_callback() {
+            drop(lock(&self.calling));
+            self.release();
+        }
+    }
+
     /// Calls the callback with one event as JSON (with its `"id"` and `"at"`).
     fn call(&self, event: &RecordedEvent) {
         self.call_json(|| Some(super::events::event_json(event)));
@@ -281,16 +322,8 @@ pub(crate) unsafe fn register_callback(
     let callback = callback.ok_or_else(|| FfiError::null_argument("callback"))?;
     // SAFETY: the caller's contract above.
     let out = unsafe { boundary::out(out_subscription, "out_subscription") }?;
-    let host = Arc::new(HostCallback {
-        callback,
-        user_data,
-        user_data_free,
-        owned: AtomicBool::new(false),
-        released: AtomicBool::new(false),
-        closed: AtomicBool::new(false),
-        calling: Mutex::new(()),
-        errors: Arc::clone(&client.callback_errors),
-    });
+    let host =
+        HostCallback::new(callback, user_data, user_data_free, Arc::clone(&client.callback_errors));
     // The table's lock is held until the id is recorded, so that an unsubscribe of this id
     // (from a callback already running it) finds it.
     let mut subscriptions = lock(&client.subscriptions);
@@ -303,8 +336,7 @@ pub(crate) unsafe fn register_callback(
             return Err(err.into());
         }
     };
-    // From here on the library owns `user_data`: dropping the last reference releases it.
-    host.owned.store(true, Ordering::Release);
+    host.own();
     subscriptions.insert(id, host);
     drop(subscriptions);
     out.write(id);
@@ -346,17 +378,7 @@ pub unsafe extern "C" fn depositkit_deposit_client_unsubscribe(
         }
         let removed = client.inner.unsubscribe(subscription);
         if let Some(host) = host {
-            if !in_callback() {
-                // Wait for a call under way (it holds the lock) to return; later ones see
-                // `closed` and skip the callback. So `user_data` may be released now, on this
-                // thread, outside every lock, even though a delivery may still hold a
-                // reference to `host` for a moment.
-                drop(lock(&host.calling));
-                host.release();
-            }
-            // Inside a callback: the last reference unless a delivery still holds one;
-            // `user_data_free` runs here, or on the dispatcher when that delivery ends.
-            drop(host);
+            host.close();
         }
         out.write(removed);
         Ok(())

@@ -18,7 +18,7 @@ use super::{client_arg, depositkit_deposit_client};
 
 /// Takes up to `max_events` events from the client's pull queue at once, oldest first, as one
 /// JSON array: waits at most `timeout_ms` milliseconds for the first (0: do not wait), then
-/// takes the events already queued behind it without waiting — as
+/// takes the events already queued behind it without waiting: as
 /// `depositkit_deposit_client_next_events` does, with one string for the whole list instead of
 /// one per event (the fastest way to drain many events: no allocation or free per event).
 ///

@@ -15,7 +15,7 @@ use crate::strings;
 
 /// One event of the log as JSON: its owner, id, time, kind, deposit, the event itself (as the
 /// deposit client hands it out) and the cursor just after it.
-fn event_json(event: &FleetEvent) -> Value {
+pub(super) fn event_json(event: &FleetEvent) -> Value {
     json!({
         "owner": event.owner,
         "id": event.id,

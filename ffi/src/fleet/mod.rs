@@ -16,13 +16,14 @@
 //!   without leaving stops the member's clients, and its owners pass on once its lease runs out.
 //!
 //! One file per part: `commands.rs` (`depositkit_fleet_request`), `events.rs` (the log),
-//! `options.rs` (reading the template and the member's options), `owners.rs` (registering
-//! owners).
+//! `subscribe.rs` (callbacks on the log, a thread each), `options.rs` (reading the template and
+//! the member's options), `owners.rs` (registering owners).
 
 mod commands;
 mod events;
 mod options;
 mod owners;
+mod subscribe;
 #[cfg(test)]
 mod tests;
 
@@ -42,6 +43,9 @@ pub use events::depositkit_fleet_events;
 pub use owners::{
     depositkit_fleet_add_owner, depositkit_fleet_owners, depositkit_fleet_remove_owner,
 };
+pub use subscribe::{
+    depositkit_fleet_callback_errors, depositkit_fleet_subscribe, depositkit_fleet_unsubscribe,
+};
 
 /// A member of a fleet (`docs/fleet.md`): a process that holds a balanced share of the owners
 /// registered in one PostgreSQL database and runs a deposit client for each, takes over the
@@ -59,6 +63,8 @@ pub struct depositkit_fleet {
     /// The fleet's database (owners, commands, the log), shared with the member.
     fleet: Fleet,
     node_id: String,
+    /// The callback threads (`subscribe.rs`), stopped by `leave` and `free`.
+    feeds: subscribe::Feeds,
 }
 
 impl depositkit_fleet {
@@ -69,12 +75,17 @@ impl depositkit_fleet {
     /// The fleet's database, unless the member left.
     fn joined(&self) -> FfiResult<&Fleet> {
         if self.member().is_none() {
-            return Err(FfiError::new(
-                depositkit_status::DepositSdk,
-                format!("this fleet member ({}) left the fleet", self.node_id),
-            ));
+            return Err(self.left());
         }
         Ok(&self.fleet)
+    }
+
+    /// `DEPOSITKIT_STATUS_DEPOSIT_SDK`: this member left.
+    fn left(&self) -> FfiError {
+        FfiError::new(
+            depositkit_status::DepositSdk,
+            format!("this fleet member ({}) left the fleet", self.node_id),
+        )
     }
 }
 
@@ -196,18 +207,22 @@ pub unsafe extern "C" fn depositkit_fleet_join(
             fleet: joined.fleet().clone(),
             node_id: joined.node_id(),
             member: Mutex::new(Some(joined)),
+            feeds: subscribe::Feeds::default(),
         };
         out_fleet.write(Box::into_raw(Box::new(handle)).cast_const());
         Ok(())
     })
 }
 
-/// Leaves the fleet gracefully: stops this member's deposit clients, then hands its owners to
-/// the other members at once (they take them at their next tick). A second call does nothing.
+/// Leaves the fleet gracefully: stops this member's subscriptions (`depositkit_fleet_subscribe`:
+/// their `user_data_free` runs, and outside a callback their threads are waited for) and its
+/// deposit clients, then hands its owners to the other members at once (they take them at their
+/// next tick). A second call does nothing.
 ///
 /// Afterwards every call on the handle fails with `DEPOSITKIT_STATUS_DEPOSIT_SDK` ("left the
-/// fleet") except `_leave`, `_node_id` and `_running_owners` (`[]`); the handle must still be
-/// freed with `depositkit_fleet_free`.
+/// fleet") except `_leave`, `_node_id`, `_running_owners` (`[]`), `_unsubscribe` (nothing is
+/// subscribed) and `_callback_errors`; the handle must still be freed with
+/// `depositkit_fleet_free`.
 ///
 /// Returns `DEPOSITKIT_STATUS_OK`; `DEPOSITKIT_STATUS_NETWORK` when the database cannot be
 /// written (the member has stopped anyway, and its owners pass on when its lease runs out);
@@ -224,6 +239,7 @@ pub unsafe extern "C" fn depositkit_fleet_leave(
     boundary::status(|| {
         // SAFETY: the caller's contract above.
         let fleet = unsafe { fleet_arg(fleet) }?;
+        fleet.feeds.stop();
         let member = fleet.member().take();
         match member {
             Some(member) => member.leave().map_err(fleet_error),
@@ -232,7 +248,8 @@ pub unsafe extern "C" fn depositkit_fleet_leave(
     })
 }
 
-/// Releases a member. One that has not left stops its deposit clients without handing its
+/// Releases a member: stops its subscriptions as `depositkit_fleet_leave` does (waiting for
+/// their threads). One that has not left stops its deposit clients without handing its
 /// owners over, as a process that exits would: the other members take them once its lease runs
 /// out (`leaseTtlMs`). Call `depositkit_fleet_leave` first to hand them over at once.
 ///
@@ -245,9 +262,12 @@ pub unsafe extern "C" fn depositkit_fleet_leave(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn depositkit_fleet_free(fleet: *const depositkit_fleet) {
     boundary::value((), || {
-        if !fleet.is_null() {
+        // SAFETY: the caller's contract above. Shared first: a callback still running may use
+        // the handle until the subscriptions are stopped.
+        if let Some(shared) = unsafe { fleet.as_ref() } {
+            shared.feeds.stop();
             // SAFETY: the caller promises `fleet` came from `Box::into_raw` in
-            // `depositkit_fleet_join` and is released only once.
+            // `depositkit_fleet_join` and is released only once; no callback runs any more.
             let fleet = unsafe { Box::from_raw(fleet.cast_mut()) };
             if let Some(member) = fleet.member().take() {
                 member.halt();

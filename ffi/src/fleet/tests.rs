@@ -7,6 +7,7 @@ use ::depositkit_fleet::FleetCommand;
 use depositkit_core::deposit::RefundReason;
 
 use super::*;
+use crate::deposit::depositkit_event_callback;
 use crate::status::with_last_error;
 
 fn status_and_message(body: impl FnOnce() -> depositkit_status) -> (depositkit_status, String) {
@@ -212,4 +213,52 @@ fn calls_name_their_null_arguments() {
         (depositkit_status::NullArgument, "fleet must not be NULL")
     );
     assert!(text.is_null());
+}
+
+/// How many times [`count_free`] ran on each counter.
+unsafe extern "C" fn count_free(user_data: *mut std::ffi::c_void) {
+    // SAFETY: the tests below hand over a pointer to an `AtomicU32` that outlives the call.
+    let frees = unsafe { &*user_data.cast::<std::sync::atomic::AtomicU32>() };
+    frees.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+unsafe extern "C" fn never_called(
+    _: *mut std::ffi::c_void,
+    _: *const std::ffi::c_char,
+    _: usize,
+) -> std::ffi::c_int {
+    panic!("no subscription is made in these tests")
+}
+
+#[test]
+fn a_refused_subscription_releases_its_user_data_once() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let cases: [(depositkit_event_callback, &str); 2] =
+        [(None, "callback must not be NULL"), (Some(never_called), "fleet must not be NULL")];
+    for (callback, want) in cases {
+        let frees = AtomicU32::new(0);
+        let mut id = 0u64;
+        let (status, message) = status_and_message(|| unsafe {
+            depositkit_fleet_subscribe(
+                std::ptr::null(),
+                std::ptr::null(),
+                callback,
+                (&raw const frees).cast_mut().cast(),
+                Some(count_free),
+                &raw mut id,
+            )
+        });
+        assert_eq!((status, message.as_str()), (depositkit_status::NullArgument, want));
+        assert_eq!(frees.load(Ordering::SeqCst), 1, "{want}");
+        assert_eq!(id, 0);
+    }
+    let mut removed = true;
+    let (status, message) = status_and_message(|| unsafe {
+        depositkit_fleet_unsubscribe(std::ptr::null(), 1, &raw mut removed)
+    });
+    assert_eq!(
+        (status, message.as_str()),
+        (depositkit_status::NullArgument, "fleet must not be NULL")
+    );
+    assert!(removed);
 }
