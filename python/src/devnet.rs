@@ -28,6 +28,8 @@ use crate::errors::to_py_err;
 use crate::events::py_repr;
 use crate::fork::Origin;
 
+mod simchain;
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevnet>()
 }
@@ -284,16 +286,19 @@ impl PyDevnet {
 #[pymethods]
 impl PyDevnet {
     #[new]
-    #[pyo3(signature = (*, db_path=None, fault_injection=true, chains=None, balance_api_key=None))]
+    #[pyo3(signature = (*, db_path=None, fault_injection=true, chains=None, balance_api_key=None, sim_block_ms=None))]
     fn new(
         py: Python<'_>,
         db_path: Option<PathBuf>,
         fault_injection: bool,
         chains: Option<&Bound<'_, PyAny>>,
         balance_api_key: Option<&Bound<'_, PyAny>>,
+        sim_block_ms: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let chains = given(chains).map(chains_arg).transpose()?;
         let balance_api_key = text_opt(balance_api_key, "balance_api_key")?;
+        let sim_block_ms =
+            given(sim_block_ms).map(|ms| count_arg(ms, "sim_block_ms")).transpose()?;
         let temp = match db_path {
             Some(_) => None,
             None => Some(TempDir::new().map_err(|e| {
@@ -314,6 +319,10 @@ impl PyDevnet {
         let mut config = DevnetConfig::new(&db_path);
         config.fault_injection = fault_injection;
         config.shutdown_grace = SHUTDOWN_GRACE;
+        if let Some(ms) = sim_block_ms {
+            // 0: blocks only for deposits and `mine_blocks`.
+            config.sim_chains.block_time = (ms > 0).then(|| Duration::from_millis(u64::from(ms)));
+        }
         if let Some(chains) = chains {
             config = config.with_chains(chains);
         }

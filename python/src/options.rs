@@ -245,11 +245,7 @@ fn plain_json(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
         let mut map = Map::new();
         for item in mapping.items()?.iter() {
             let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
-            let key = if key.is_instance_of::<PyInt>() && !key.is_instance_of::<PyBool>() {
-                key.str()?.to_string()
-            } else {
-                str_arg(&key, &format!("a key of {name}"))?.into_owned()
-            };
+            let key = dict_key(&key, name)?;
             let value = plain_json(&value, &format!("{name}[{key}]"))?;
             map.insert(key, value);
         }
@@ -268,7 +264,18 @@ fn plain_json(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
     }
 }
 
-/// A nested settings dict, keys in snake_case or camelCase, as the spec's JSON object.
+/// A key of the dict `name`: a `str`, or an `int` as its decimal text (chain ids, as in
+/// `funding.evm_rpc_urls`, `chain_rpc_urls` and `finality.chains`).
+fn dict_key(key: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    if key.is_instance_of::<PyInt>() && !key.is_instance_of::<PyBool>() {
+        Ok(key.str()?.to_string())
+    } else {
+        Ok(str_arg(key, &format!("a key of {name}"))?.into_owned())
+    }
+}
+
+/// A top-level option dict, keys in snake_case or camelCase (or chain ids, `int` or `str`), as
+/// the spec's JSON object.
 fn object_value(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
     let Ok(mapping) = obj.cast::<PyMapping>() else {
         return Err(PyTypeError::new_err(format!("{name} must be a dict, not {}", type_name(obj))));
@@ -276,13 +283,18 @@ fn object_value(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
     let mut map = Map::new();
     for item in mapping.items()?.iter() {
         let (key, value) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
-        let key = str_arg(&key, &format!("a key of {name}"))?.into_owned();
+        let key = dict_key(&key, name)?;
         let camel = camel_case(&key);
         let value = plain_json(&value, &format!("{name}.{key}"))?;
         if map.insert(camel.clone(), value).is_some() {
+            let how = if camel.bytes().all(|b| b.is_ascii_digit()) {
+                "as an int and as a str"
+            } else {
+                "in snake_case and camelCase"
+            };
             return Err(config_error(
                 obj.py(),
-                format!("{name} gives {} twice (in snake_case and camelCase)", snake_case(&camel)),
+                format!("{name} gives {} twice ({how})", snake_case(&camel)),
             ));
         }
     }

@@ -23,7 +23,10 @@
 //! `--rounds 5`, `--events 200000`, `--devnet PATH` (default: next to this binary),
 //! `--events-only` (no client counts), `--no-events` (no event throughput),
 //! `--devnet-in-process` (devnet served by this process, with its JWT crypto: RS256 by ring),
-//! `--quick` (tiny sizes: what `cargo test` would run).
+//! `--quick` (tiny sizes: what `cargo test` would run), `--chain-watch` (issue 18: every client
+//! also watches devnet's simulated Base chain through `chainRpcUrls`, and the latency measured
+//! is the deposit's inclusion (devnet's deposit call returns once its block exists) → its `seen`
+//! event instead of `detected`).
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_int, c_void};
@@ -49,6 +52,8 @@ struct Options {
     event_rates: bool,
     devnet: PathBuf,
     devnet_in_process: bool,
+    /// Whether the clients watch Base with a chain watcher (`--chain-watch`).
+    chain_watch: bool,
 }
 
 fn options() -> Options {
@@ -60,6 +65,7 @@ fn options() -> Options {
         events: 200_000,
         event_rates: true,
         devnet_in_process: false,
+        chain_watch: false,
         devnet: std::env::current_exe().unwrap().with_file_name("depositkit-devnet"),
     };
     let mut args = std::env::args().skip(1);
@@ -77,6 +83,7 @@ fn options() -> Options {
             "--events-only" => o.clients.clear(),
             "--devnet-in-process" => o.devnet_in_process = true,
             "--no-events" => o.event_rates = false,
+            "--chain-watch" => o.chain_watch = true,
             "--quick" => {
                 o.clients = vec![1, 20];
                 o.interval_ms = 200;
@@ -206,12 +213,16 @@ fn owner(i: usize) -> String {
 struct Latencies {
     state: Mutex<(HashMap<usize, Instant>, Vec<Duration>)>,
     done: Condvar,
+    /// Measured `seen` events that came from the chain watcher (with the transfer's
+    /// transaction), not from a balance poll.
+    by_chain: AtomicU64,
 }
 
 impl Latencies {
-    fn detected(&self, client: usize) {
+    fn detected(&self, client: usize, by_chain: bool) {
         let mut state = self.state.lock().unwrap();
         if let Some(start) = state.0.remove(&client) {
+            self.by_chain.fetch_add(u64::from(by_chain), Ordering::Relaxed);
             state.1.push(start.elapsed());
             self.done.notify_all();
         }
@@ -233,6 +244,12 @@ fn wait_rounds(devnet: &Devnet, n: usize, rounds: u64) {
     while devnet.stats().1 < a0 + rounds * n as u64 {
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The event whose delay the latency columns measure: `seen` (the chain watcher's) with
+/// `--chain-watch`, else `detected` (the balance poll's).
+fn latency_phase(o: &Options) -> DepositPhase {
+    if o.chain_watch { DepositPhase::Seen } else { DepositPhase::Detected }
 }
 
 fn scale_run(o: &Options, devnet: &Devnet, n: usize) {
@@ -257,15 +274,19 @@ fn scale_run(o: &Options, devnet: &Devnet, n: usize) {
                             config.min_polling_interval_ms = o.interval_ms.min(2000);
                             config.polling_interval_ms = o.interval_ms;
                             config.auto_sweep = false;
+                            if o.chain_watch {
+                                let rpc = format!("{}/devnet/chains/8453/rpc", devnet.services);
+                                config.chain_rpc_urls.0.insert(8453, rpc);
+                            }
+                            let measured = latency_phase(o);
                             let client = DepositClient::new(config).unwrap();
                             let board = Arc::clone(&latencies);
                             client
                                 .subscribe(Box::new(move |event: &DepositEvent| {
-                                    if event
-                                        .lifecycle()
-                                        .is_some_and(|e| e.phase == DepositPhase::Detected)
+                                    if let Some(e) = event.lifecycle()
+                                        && e.phase == measured
                                     {
-                                        board.detected(i);
+                                        board.detected(i, e.source_tx_hash.is_some());
                                     }
                                 }))
                                 .unwrap();
@@ -297,9 +318,15 @@ fn scale_run(o: &Options, devnet: &Devnet, n: usize) {
 
     // CPU over a fixed time (no polling of devnet meanwhile), divided by the rounds devnet saw.
     let (r0, a0) = devnet.stats();
-    let cpu0 = cpu_time();
+    let (cpu0, devnet_cpu0) = (cpu_time(), devnet.cpu());
     std::thread::sleep(Duration::from_millis(o.interval_ms * o.rounds));
     let cpu = cpu_time() - cpu0;
+    let busy = |used: Duration| used.as_secs_f64() * 1e3 / (o.interval_ms * o.rounds) as f64;
+    eprintln!(
+        "{n} clients watching: CPU used {:.0}% of a core by this process, {:.0}% by devnet",
+        100.0 * busy(cpu),
+        100.0 * busy(devnet.cpu() - devnet_cpu0),
+    );
     let (r1, a1) = devnet.stats();
     let (requests, done) = (r1 - r0, (a1 - a0) as f64 / n as f64);
     let per_round = cpu.div_f64(done.max(1e-9));
@@ -336,6 +363,14 @@ fn scale_run(o: &Options, devnet: &Devnet, n: usize) {
     }
     let mut samples = latencies.state.lock().unwrap().1.clone();
     samples.sort_unstable();
+    if o.chain_watch {
+        let by_chain = latencies.by_chain.load(Ordering::Relaxed);
+        eprintln!(
+            "{n} clients: {by_chain} of {} `seen` events from the chain watcher (the rest from a balance poll); max {}",
+            samples.len(),
+            ms(samples[samples.len() - 1])
+        );
+    }
 
     let closing = Instant::now();
     std::thread::scope(|scope| {
@@ -371,10 +406,11 @@ unsafe extern "C" fn count_event(
     0
 }
 
-/// Events per second into a C callback: `events` onramp messages spread over `n` clients; with
-/// `store`, every client keeps its event log in that SQLite file (`storePath`: each event is
-/// a committed row before it reaches the callback).
-fn c_throughput(events: u64, n: usize, store: Option<&std::path::Path>) -> f64 {
+/// Events per second into a C callback: `events` onramp messages spread over `n` clients,
+/// emitted by `threads` threads (each its share of the clients); with `store`, every client
+/// keeps its event log in that SQLite file (`storePath`: each event is a committed row before
+/// it reaches the callback; commits that meet are grouped).
+fn c_throughput(events: u64, n: usize, store: Option<&std::path::Path>, threads: usize) -> f64 {
     use depositkit::deposit::{
         depositkit_deposit_client, depositkit_deposit_client_free, depositkit_deposit_client_new,
         depositkit_deposit_client_subscribe,
@@ -415,7 +451,7 @@ fn c_throughput(events: u64, n: usize, store: Option<&std::path::Path>) -> f64 {
     let total = per_client * n as u64;
     let started = Instant::now();
     std::thread::scope(|scope| {
-        for part in clients.chunks(n.div_ceil(2)) {
+        for part in clients.chunks(n.div_ceil(threads)) {
             let message = &message;
             scope.spawn(move || {
                 for _ in 0..per_client {
@@ -444,6 +480,8 @@ enum Pull {
     One,
     /// `depositkit_deposit_client_next_events`, up to this many per call.
     Batch(usize),
+    /// `depositkit_deposit_client_next_events_json`, up to this many per call in one string.
+    Json(usize),
 }
 
 /// A client for [`c_pull`]: a pull queue with room for `capacity` events, no callback.
@@ -497,7 +535,7 @@ fn emit_onramp(client: usize, count: u64) {
 fn drain(client: usize, count: u64, pull: Pull) {
     use depositkit::deposit::{
         depositkit_deposit_client, depositkit_deposit_client_next_event,
-        depositkit_deposit_client_next_events,
+        depositkit_deposit_client_next_events, depositkit_deposit_client_next_events_json,
     };
     use depositkit::strings::depositkit_string_free;
     let client = client as *const depositkit_deposit_client;
@@ -522,6 +560,15 @@ fn drain(client: usize, count: u64, pull: Pull) {
                     &mut got,
                 );
                 got
+            },
+            // SAFETY: a live handle, a string and a count to write; the string is freed once.
+            Pull::Json(n) => unsafe {
+                let mut got = 0usize;
+                let mut json = std::ptr::null_mut::<c_char>();
+                depositkit_deposit_client_next_events_json(client, 1000, n, &mut json, &mut got);
+                depositkit_string_free(json);
+                taken += got as u64;
+                continue;
             },
         };
         for slot in &slots[..got] {
@@ -570,6 +617,11 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         o.interval_ms
     );
+    if o.chain_watch {
+        println!(
+            "chain watch: every client watches devnet's simulated Base (chainRpcUrls); latency: deposit in its block → `seen`"
+        );
+    }
     let devnet = Devnet::start(&o.devnet, o.devnet_in_process);
     println!("devnet (another process): {}", devnet.services);
     println!(
@@ -584,20 +636,24 @@ fn main() {
         return;
     }
     for n in [1, 100] {
-        let rate = c_throughput(o.events, n, None);
+        let rate = c_throughput(o.events, n, None, 2);
         println!("C callback: {} events over {n} client(s): {:.0} events/s", o.events, rate);
     }
     let dir = std::env::temp_dir().join(format!("depositkit-scale-store-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for n in [1, 100] {
-        let store = dir.join(format!("events-{n}.sqlite"));
-        let rate = c_throughput(o.events, n, Some(&store));
+    for (n, threads) in [(1, 1), (100, 2), (100, 16)] {
+        let store = dir.join(format!("events-{n}-{threads}.sqlite"));
+        let rate = c_throughput(o.events, n, Some(&store), threads);
         println!(
-            "C callback, storePath (one SQLite file): {} events over {n} client(s): {:.0} events/s",
+            "C callback, storePath (one SQLite file): {} events over {n} client(s), {threads} emitting thread(s): {:.0} events/s",
             o.events, rate
         );
     }
-    for (pull, name) in [(Pull::One, "next_event"), (Pull::Batch(1024), "next_events (1024)")] {
+    for (pull, name) in [
+        (Pull::One, "next_event"),
+        (Pull::Batch(1024), "next_events (1024)"),
+        (Pull::Json(1024), "next_events_json (1024)"),
+    ] {
         let (both, alone) = c_pull(o.events, pull, None);
         println!(
             "C pull, {name}: {} events, 1 client: {both:.0} events/s emitted and pulled; {alone:.0} events/s pulled from bursts of 10,000 queued events",
