@@ -185,7 +185,10 @@ pub(crate) struct Claimed {
     pub command: std::result::Result<FleetCommand, String>,
 }
 
-/// Claims the pending commands of owners `node` holds (and running ones a previous holder left).
+/// Claims the pending commands of owners `node` holds (and running ones a previous holder left,
+/// or `node` itself: a member runs its commands one at a time, so a row still `running` under
+/// its name when it claims again is one whose outcome it failed to record, e.g. its
+/// connection was cut between running it and `finish`).
 pub(crate) async fn claim(db: &Db, node: &str, running: &[String]) -> Result<Vec<Claimed>> {
     let client = db.client().await?;
     let rows = client
@@ -195,7 +198,8 @@ pub(crate) async fn claim(db: &Db, node: &str, running: &[String]) -> Result<Vec
              WHERE o.owner = c.owner AND c.id IN ( \
                  SELECT c2.id FROM dk_commands c2 JOIN dk_owners o2 ON o2.owner = c2.owner \
                  WHERE o2.holder = $1 AND c2.owner = ANY($2) AND (c2.state = 'pending' \
-                       OR (c2.state = 'running' AND c2.fence < o2.fence)) \
+                       OR (c2.state = 'running' \
+                           AND (c2.fence < o2.fence OR c2.claimed_by = $1))) \
                  ORDER BY c2.id LIMIT 50 FOR UPDATE OF c2 SKIP LOCKED) \
              RETURNING c.id, c.owner, c.kind, c.args::text",
             &[&node, &running],

@@ -148,12 +148,15 @@ pub(crate) async fn read(db: &Db, cursor: &EventCursor, limit: usize) -> Result<
         )));
     }
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    // The order names the table's columns: a bare `tx` would be the output column `tx::text`,
+    // and text order puts transaction 1003 before 998 (out of order, and with `LIMIT` a cursor
+    // past events not yet returned).
     let rows = client
         .query(
             "SELECT tx::text, pos, owner, id, at, type, deposit_id, event FROM dk_events \
              WHERE (tx, pos) > ($1::text::xid8, $2) \
                AND tx < pg_snapshot_xmin(pg_current_snapshot()) \
-             ORDER BY tx, pos LIMIT $3",
+             ORDER BY dk_events.tx, dk_events.pos LIMIT $3",
             &[&cursor.tx.to_string(), &cursor.pos, &limit],
         )
         .await

@@ -5,6 +5,10 @@
 //! Then it checks that no deposit was lost, none was swept or refunded twice, every event
 //! reached the log consumer exactly once after de-duplication with each deposit's lifecycle,
 //! and that no write was accepted from a member that had lost its lease (`fault/audit.rs`).
+//! A second scenario runs the members with auto-sweep off while a process that is not a
+//! member asks for sweeps, refunds and destination changes (`fault/commands.rs`): each deposit
+//! asked about must be sent exactly once, each command row end `done` or `failed`, and sweeps
+//! land at the owner's new destination.
 //!
 //! A short run is part of `cargo test -p depositkit-fleet` (and so of `scripts/test.sh`):
 //!
@@ -18,7 +22,9 @@
 //! `DEPOSITKIT_FAULT_OWNERS` (10), `DEPOSITKIT_FAULT_MEMBERS` (3),
 //! `DEPOSITKIT_FAULT_LEASE_TTL_MS` (3000), `DEPOSITKIT_FAULT_RENEW_MS` (1000),
 //! `DEPOSITKIT_FAULT_DEPOSIT_GAP_MS` (mean pause between deposits, 300),
-//! `DEPOSITKIT_FAULT_SETTLE_SECONDS` (how long the fleet may take to finish afterwards, 90).
+//! `DEPOSITKIT_FAULT_SETTLE_SECONDS` (how long the fleet may take to finish afterwards, 90);
+//! for the commands scenario `DEPOSITKIT_FAULT_COMMAND_SECONDS` (12) and
+//! `DEPOSITKIT_FAULT_COMMAND_OWNERS` (6).
 //! PostgreSQL binaries are found as `scripts/postgres.sh` finds them (`DEPOSITKIT_PG_BIN`, else
 //! the newest `/usr/lib/postgresql/*/bin`).
 
@@ -66,17 +72,44 @@ fn count(url: &str, sql: &str) -> u64 {
 
 #[test]
 fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
-    let seconds = knob("DEPOSITKIT_FAULT_SECONDS", 20);
+    run(Scenario {
+        commands: false,
+        seconds: knob("DEPOSITKIT_FAULT_SECONDS", 20),
+        owners: knob("DEPOSITKIT_FAULT_OWNERS", 10),
+    });
+}
+
+/// Members with auto-sweep off; a process that is not a member asks for every deposit's
+/// sweep or refund (sometimes both) and for destination changes while the faults run.
+#[test]
+fn commands_from_any_process_take_effect_once_under_faults() {
+    run(Scenario {
+        commands: true,
+        seconds: knob("DEPOSITKIT_FAULT_COMMAND_SECONDS", 12),
+        owners: knob("DEPOSITKIT_FAULT_COMMAND_OWNERS", 6),
+    });
+}
+
+/// One run's shape: the faults are the same in both; `commands` turns auto-sweep off and
+/// the harness's commander on (`fault/commands.rs`).
+struct Scenario {
+    commands: bool,
+    seconds: u64,
+    owners: u64,
+}
+
+fn run(scenario: Scenario) {
+    let Scenario { commands, seconds, owners: owner_count } = scenario;
     let seed = knob("DEPOSITKIT_FAULT_SEED", 1);
-    let owner_count = knob("DEPOSITKIT_FAULT_OWNERS", 10);
     let member_count = usize::try_from(knob("DEPOSITKIT_FAULT_MEMBERS", 3)).unwrap_or(3);
     let ttl = Duration::from_millis(knob("DEPOSITKIT_FAULT_LEASE_TTL_MS", 3000));
     let renew = Duration::from_millis(knob("DEPOSITKIT_FAULT_RENEW_MS", 1000));
     let gap = knob("DEPOSITKIT_FAULT_DEPOSIT_GAP_MS", 300);
     let settle = Duration::from_secs(knob("DEPOSITKIT_FAULT_SETTLE_SECONDS", 90));
     eprintln!(
-        "fault harness: seed {seed}, {seconds} s of faults, {owner_count} owners, \
+        "fault harness{}: seed {seed}, {seconds} s of faults, {owner_count} owners, \
          {member_count} members, lease {} ms renewed every {} ms",
+        if commands { " (commands, auto-sweep off)" } else { "" },
         ttl.as_millis(),
         renew.as_millis()
     );
@@ -85,7 +118,8 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
 
     let postgres = OwnPostgres::start();
     let url = postgres.url().to_owned();
-    let dir = std::env::temp_dir().join(format!("depositkit-faults-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("depositkit-faults-{}-{commands}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let devnet =
@@ -108,6 +142,7 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
         services_url: devnet.services_url(),
         lease_ttl: ttl,
         renew_every: renew,
+        auto_sweep: !commands,
     };
     let mut cluster = Cluster::start(postgres, settings, member_count);
     // Every owner's client runs somewhere (as the members say) before the load starts.
@@ -154,6 +189,18 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
     let consumer =
         workload::consumer(url.clone(), 5, Arc::clone(&stop_consumer), Arc::clone(&consumed));
 
+    let stop_commands = Arc::new(AtomicBool::new(false));
+    let commanded = Arc::new(Mutex::new(fault::commands::Commanded::default()));
+    let commander = commands.then(|| {
+        fault::commands::commander(
+            url.clone(),
+            owners.iter().map(|o| o.owner.clone()).collect(),
+            Rng::new(rng.next_u64()),
+            Arc::clone(&stop_commands),
+            Arc::clone(&commanded),
+        )
+    });
+
     let mut next = plan(&mut rng);
     let faults_from = Instant::now();
     let mut n = 0;
@@ -187,6 +234,7 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
     // A deposit whose sweep failed stays `failed` until recovered: the operator's way is a
     // recovery command to its holder, asked from any process.
     let mut recoveries = 0;
+    let mut recovered = BTreeSet::new();
     let mut last_recovery = Instant::now();
     let settled = within(settle, || {
         if all_swept() && caught_up() {
@@ -200,6 +248,7 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
             .unwrap_or_default();
             for owner in failed.into_iter().filter_map(|r| r[0].clone()) {
                 recoveries += 1;
+                recovered.insert(owner.clone());
                 let _ = admin.request(&owner, FleetCommand::Recover, Duration::from_secs(10));
             }
             last_recovery = Instant::now();
@@ -207,6 +256,10 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
         false
     });
     problems.extend(cluster.crashed());
+    stop_commands.store(true, Ordering::SeqCst);
+    if let Some(commander) = commander {
+        commander.join().expect("the commander ran");
+    }
     // The members leave gracefully (SIGTERM), so nothing writes any more; then the consumer
     // must get every event stored, those of the leaving included.
     for member in &mut cluster.members {
@@ -248,7 +301,7 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
         })
         .collect();
     let events = std::mem::take(&mut workload::lock(&consumed).events);
-    let (logged, log_problems) = checks::log(&events, &stored, &money.sent_ids);
+    let (logged, log_problems) = checks::log(&events, &stored, &money.sends);
     let mut fencing = audit::violations(&url);
     for pause in &cluster.pauses {
         let after = format!(
@@ -271,12 +324,30 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
             "SELECT id, tx::text, pos, type, deposit_id FROM dk_events WHERE owner = '{owner}' \
              ORDER BY id"
         );
-        eprintln!("{inversion}; stored: {:?}", rows(&url, &sql));
+        let writers = format!(
+            "SELECT tx::text, writer, pg_xact_commit_timestamp(tx)::text FROM dk_audit_writes \
+             WHERE tbl = 'dk_events' AND owner = '{owner}' ORDER BY tx"
+        );
+        eprintln!(
+            "{inversion}; stored: {:?}; written (tx, writer, committed): {:?}; consumer \
+             restarted after deliveries {:?}",
+            rows(&url, &sql),
+            rows(&url, &writers),
+            workload::lock(&consumed).restarted_at
+        );
     }
     problems.extend(cluster.problems.iter().cloned());
     problems.extend(money_problems);
     problems.extend(log_problems);
     problems.extend(fencing);
+    let commanded = workload::lock(&commanded);
+    if commands {
+        problems.extend(checks::commands(&commanded, &money, &recovered));
+        problems.extend(audit::command_violations(&url));
+        if commanded.deposits.is_empty() {
+            problems.push("the commander asked for nothing".to_owned());
+        }
+    }
 
     let consumer_stats = workload::lock(&consumed);
     eprintln!(
@@ -285,7 +356,8 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
          {} recovery commands afterwards\n  \
          deposits: {} made ({} raw USDC); {} client deposits sent; {} delivered; {} refunds; \
          {} failed sends (retried)\n  log: {} events delivered, {} distinct, {} deposits \
-         credited, {} per-owner order inversions; consumer restarted {} times, {} read errors\n  {}\n  violations: {}",
+         credited, {} per-owner order inversions; consumer restarted {} times, {} read errors\n  {}\n  \
+         {}\n  violations: {}",
         started.elapsed().as_secs_f64(),
         cluster.injected,
         cluster.started(),
@@ -306,6 +378,7 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
         consumer_stats.restarts,
         consumer_stats.read_errors,
         audit::summary(&url),
+        if commands { commander_summary(&commanded, &url) } else { "no commands".to_owned() },
         problems.len()
     );
     drop(consumer_stats);
@@ -323,6 +396,24 @@ fn the_fleet_keeps_money_log_and_fencing_right_under_faults() {
     }
     assert!(money.deposits > 0 && money.swept_deposits > 0, "the run made and swept deposits");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// What the commander asked and what came of it, one line.
+fn commander_summary(commanded: &fault::commands::Commanded, url: &str) -> String {
+    let both = commanded.deposits.values().filter(|a| a.kinds.len() > 1).count();
+    let changes: usize = commanded.destinations.values().map(|l| l.len() - 1).sum();
+    format!(
+        "commander: {} deposits asked for ({both} with both a sweep and a refund), {} requests \
+         ({} retries, {} timeouts, {} unreachable, {} reconnects), {changes} destination \
+         changes; {}",
+        commanded.deposits.len(),
+        commanded.requests,
+        commanded.retries,
+        commanded.timeouts,
+        commanded.unreachable,
+        commanded.reconnects,
+        audit::command_summary(url)
+    )
 }
 
 /// Runs the member binary with `args` to its end: exit code and stdout + stderr.

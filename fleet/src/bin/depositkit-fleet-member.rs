@@ -20,6 +20,7 @@
 //! | `--max-connections N` | `DEPOSITKIT_FLEET_MAX_CONNECTIONS` | `8` |
 //! | `--polling-interval-ms MS` | `DEPOSITKIT_FLEET_POLLING_INTERVAL_MS` | the client's own |
 //! | `--sweep-retry-delay-ms MS` | `DEPOSITKIT_FLEET_SWEEP_RETRY_DELAY_MS` | the client's own |
+//! | `--auto-sweep true\|false` | `DEPOSITKIT_FLEET_AUTO_SWEEP` | `true` (`false`: deposits wait for a `sweep` or `refund` command) |
 //!
 //! A URL with a password belongs in `DEPOSITKIT_FLEET_DATABASE_URL`: other users of the machine
 //! can read command lines.
@@ -39,7 +40,7 @@ use depositkit_fleet::{DepositFleet, FleetOptions, LeaseSettings};
 use serde_json::json;
 
 /// `(flag, environment variable)` of every option.
-const OPTIONS: [(&str, &str); 9] = [
+const OPTIONS: [(&str, &str); 10] = [
     ("--database-url", "DEPOSITKIT_FLEET_DATABASE_URL"),
     ("--services-url", "DEPOSITKIT_FLEET_SERVICES_URL"),
     ("--name", "DEPOSITKIT_FLEET_NAME"),
@@ -49,6 +50,7 @@ const OPTIONS: [(&str, &str); 9] = [
     ("--max-connections", "DEPOSITKIT_FLEET_MAX_CONNECTIONS"),
     ("--polling-interval-ms", "DEPOSITKIT_FLEET_POLLING_INTERVAL_MS"),
     ("--sweep-retry-delay-ms", "DEPOSITKIT_FLEET_SWEEP_RETRY_DELAY_MS"),
+    ("--auto-sweep", "DEPOSITKIT_FLEET_AUTO_SWEEP"),
 ];
 
 /// The options given: flags first, then the environment.
@@ -107,6 +109,11 @@ fn member(given: &HashMap<&str, String>) -> Result<Member, String> {
     }
     if let Some(ms) = number(given, "--sweep-retry-delay-ms")? {
         template.sweep_retry_delay_ms = ms;
+    }
+    match given.get("--auto-sweep").map(String::as_str) {
+        None | Some("true") => {}
+        Some("false") => template = template.with_auto_sweep(false),
+        Some(other) => return Err(format!("--auto-sweep '{other}' must be true or false")),
     }
     let mut lease = LeaseSettings::default();
     if let Some(ms) = number(given, "--lease-ttl-ms")? {

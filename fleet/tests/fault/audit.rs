@@ -23,6 +23,17 @@ CREATE TABLE IF NOT EXISTS dk_audit_claims (
 CREATE TABLE IF NOT EXISTS dk_audit_leases (
     node text NOT NULL, expires_at timestamptz, deleted boolean NOT NULL,
     tx xid NOT NULL DEFAULT pg_current_xact_id()::xid);
+CREATE TABLE IF NOT EXISTS dk_audit_commands (
+    id bigint NOT NULL, owner text NOT NULL, state text NOT NULL, claimed_by text,
+    fence bigint, tx xid NOT NULL DEFAULT pg_current_xact_id()::xid);
+CREATE OR REPLACE FUNCTION dk_audit_command() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO dk_audit_commands (id, owner, state, claimed_by, fence)
+    VALUES (NEW.id, NEW.owner, NEW.state, NEW.claimed_by, NEW.fence);
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER dk_audit AFTER UPDATE ON dk_commands FOR EACH ROW
+    EXECUTE FUNCTION dk_audit_command();
 CREATE OR REPLACE FUNCTION dk_audit_write() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO dk_audit_writes (tbl, owner, writer)
@@ -115,17 +126,7 @@ pub fn violations(url: &str) -> Vec<String> {
             ),
         ),
     ];
-    let mut found = Vec::new();
-    for (what, sql) in queries {
-        match rows(url, &sql) {
-            Ok(rows) => found.extend(rows.into_iter().map(|row| {
-                let row: Vec<String> = row.into_iter().map(Option::unwrap_or_default).collect();
-                format!("{what}: {}", row.join(" | "))
-            })),
-            Err(e) => found.push(format!("the audit query for {what} failed: {e}")),
-        }
-    }
-    found
+    contradictions(url, queries)
 }
 
 /// What the audit saw: writes, claims, distinct writers, lease rows.
@@ -156,4 +157,62 @@ pub fn writes_after(url: &str, nodes: &[String], after_sql: &str) -> u64 {
         list.join(", ")
     );
     rows(url, &sql).ok().and_then(|r| r.first()?.first()?.clone()?.parse().ok()).unwrap_or(0)
+}
+
+/// The command rows: each ended `done` or `failed` (a failure with its reason), and none was
+/// finished twice (by a holder and again by a later one).
+pub fn command_violations(url: &str) -> Vec<String> {
+    let queries = [
+        (
+            "a command that never ended",
+            "SELECT id::text, owner, kind, state, coalesce(claimed_by, '') FROM dk_commands \
+             WHERE state NOT IN ('done', 'failed') LIMIT 20",
+        ),
+        (
+            "a failed command without a reason",
+            "SELECT id::text, owner, kind FROM dk_commands \
+             WHERE state = 'failed' AND coalesce(error, '') = '' LIMIT 20",
+        ),
+        (
+            "a command finished twice",
+            "SELECT id::text, string_agg(state || ' by ' || coalesce(claimed_by, '?') || '/' || \
+                    coalesce(fence::text, '?'), ', ') FROM dk_audit_commands \
+             WHERE state IN ('done', 'failed') GROUP BY id HAVING count(*) > 1 LIMIT 20",
+        ),
+    ];
+    contradictions(url, queries.map(|(what, sql)| (what, sql.to_owned())))
+}
+
+/// Each row `queries` find, as `what: the row's columns`; a failed query is one too.
+fn contradictions(
+    url: &str,
+    queries: impl IntoIterator<Item = (&'static str, String)>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    for (what, sql) in queries {
+        match rows(url, &sql) {
+            Ok(rows) => found.extend(rows.into_iter().map(|row| {
+                let row: Vec<String> = row.into_iter().map(Option::unwrap_or_default).collect();
+                format!("{what}: {}", row.join(" | "))
+            })),
+            Err(e) => found.push(format!("the audit query for {what} failed: {e}")),
+        }
+    }
+    found
+}
+
+/// The command rows by kind and end, and how many were claimed more than once (a holder died,
+/// or could not record the outcome, while running them).
+pub fn command_summary(url: &str) -> String {
+    let sql = "SELECT kind || ' ' || state || ' ' || count(*) FROM dk_commands \
+               GROUP BY kind, state ORDER BY kind, state";
+    let ends: Vec<String> =
+        rows(url, sql).unwrap_or_default().into_iter().filter_map(|r| r[0].clone()).collect();
+    let sql = "SELECT count(*) FROM (SELECT id FROM dk_audit_commands WHERE state = 'running' \
+               GROUP BY id HAVING count(*) > 1) r";
+    let reclaimed = rows(url, sql)
+        .ok()
+        .and_then(|r| r.first()?.first()?.clone())
+        .unwrap_or_else(|| "?".to_owned());
+    format!("commands: {}; {reclaimed} claimed more than once", ends.join(", "))
 }

@@ -10,6 +10,7 @@ use depositkit_devnet::RunningDevnet;
 use depositkit_devnet::store::HistoryEntry;
 use depositkit_fleet::FleetEvent;
 
+use super::commands::Commanded;
 use super::workload::{Made, Owner};
 
 fn amount(value: impl ToString) -> u128 {
@@ -38,8 +39,8 @@ pub struct Money {
     pub delivered: u128,
     pub refunds: usize,
     pub failed_sends: usize,
-    /// The deposit ids devnet sent (swept or refunded).
-    pub sent_ids: BTreeSet<String>,
+    /// Each sent deposit's successful sends: devnet's tag (`sweep`, `refund`) and where to.
+    pub sends: BTreeMap<String, Vec<(String, String)>>,
 }
 
 /// Money: every deposit made reached the account; each client deposit (a contiguous range of
@@ -110,6 +111,10 @@ pub fn money(
                     entries.len()
                 ));
             }
+            let sends = counted.sends.entry(id.clone()).or_default();
+            sends.extend(
+                entries.iter().map(|e| (e.record.tag.clone(), e.record.to_address.to_lowercase())),
+            );
             for entry in entries {
                 if entry.record.tag == "refund" {
                     counted.refunds += 1;
@@ -121,7 +126,6 @@ pub fn money(
             }
         }
         counted.swept_deposits += sent.len();
-        counted.sent_ids.extend(sent.keys().cloned());
         found.extend(coverage(owner, account_id, &receives, &sent));
         for line in devnet.store().ua_balances(account_id).expect("balances read") {
             if !line.raw_amount.is_zero() {
@@ -201,27 +205,34 @@ pub struct LogCount {
 }
 
 /// The log: the consumer's events, de-duplicated by `(owner, id)`, are exactly `stored`
-/// (every event once, none missing, none invented); every deposit devnet swept has a `detected` then exactly one `credited`
-/// lifecycle event, and every credited one was swept.
+/// (every event once, none missing, none invented); every deposit devnet swept has a
+/// `detected` then exactly one `credited` lifecycle event, every one it refunded a `detected`
+/// and no `credited`, and every credited one was swept.
 pub fn log(
     events: &[FleetEvent],
     stored: &BTreeSet<(String, u64)>,
-    swept: &BTreeSet<String>,
+    sends: &BTreeMap<String, Vec<(String, String)>>,
 ) -> (LogCount, Vec<String>) {
+    let refunded = |id: &String| sends[id].iter().any(|(tag, _)| tag == "refund");
+    let (refunds, swept): (BTreeSet<&String>, BTreeSet<&String>) =
+        sends.keys().partition(|id| refunded(id));
     let mut found = Vec::new();
     let mut seen: BTreeSet<(String, u64)> = BTreeSet::new();
-    let mut last: HashMap<&str, u64> = HashMap::new();
+    // Per owner: the last id first delivered, where in the delivery and at which cursor.
+    let mut last: HashMap<&str, (u64, usize, String)> = HashMap::new();
     let mut phases: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut inversions = Vec::new();
-    for event in events {
+    for (n, event) in events.iter().enumerate() {
         if !seen.insert((event.owner.clone(), event.id)) {
             continue;
         }
-        let previous = last.insert(&event.owner, event.id).unwrap_or(0);
+        let here = (event.id, n, event.cursor.to_string());
+        let (previous, at, cursor) = last.insert(&event.owner, here).unwrap_or_default();
         if event.id <= previous {
             inversions.push(format!(
-                "owner {}'s event {} came after its event {previous}",
-                event.owner, event.id
+                "owner {}'s event {} came after its event {previous} (delivery #{n} at cursor \
+                 {} after #{at} at cursor {cursor})",
+                event.owner, event.id, event.cursor
             ));
         }
         if event.kind == "deposit:lifecycle"
@@ -240,8 +251,14 @@ pub fn log(
     }
     let mut count =
         LogCount { delivered: events.len(), distinct: seen.len(), credited: 0, inversions };
-    for id in swept {
+    for id in refunds {
         let got = phases.get(id).cloned().unwrap_or_default();
+        if !got.iter().any(|p| p == "detected") || got.iter().any(|p| p == "credited") {
+            found.push(format!("refunded deposit {id}'s lifecycle in the log is {got:?}"));
+        }
+    }
+    for id in &swept {
+        let got = phases.get(*id).cloned().unwrap_or_default();
         let credited = got.iter().filter(|p| *p == "credited").count();
         let detected = got.iter().position(|p| p == "detected");
         let first_credit = got.iter().position(|p| p == "credited");
@@ -260,4 +277,44 @@ pub fn log(
         }
     }
     (count, found)
+}
+
+/// The commands: every deposit the commander asked about was sent exactly once (swept XOR
+/// refunded, however often it was asked and whoever ran it); when only one kind was asked
+/// for, that kind (unless `recovered` owners had a recovery run for them); a sweep landed at
+/// a destination the owner had when it was first asked, or a later one.
+pub fn commands(commanded: &Commanded, money: &Money, recovered: &BTreeSet<String>) -> Vec<String> {
+    let mut found = Vec::new();
+    for (id, asked) in &commanded.deposits {
+        let sends = money.sends.get(id).map(Vec::as_slice).unwrap_or_default();
+        if sends.len() != 1 {
+            found.push(format!(
+                "deposit {id} of {} (asked {:?}, {} requests: {:?}) was sent {} times: {sends:?}",
+                asked.owner,
+                asked.kinds,
+                asked.requests,
+                asked.outcomes,
+                sends.len()
+            ));
+            continue;
+        }
+        let (tag, to) = &sends[0];
+        if asked.kinds.len() == 1 && asked.kinds[0] != tag && !recovered.contains(&asked.owner) {
+            found.push(format!(
+                "deposit {id} of {} was asked to {} ({:?}) but devnet shows a {tag}",
+                asked.owner, asked.kinds[0], asked.outcomes
+            ));
+        }
+        let destinations = commanded.destinations.get(&asked.owner).cloned().unwrap_or_default();
+        let allowed: Vec<&str> =
+            destinations.iter().skip(asked.allowed_from).map(|(a, _)| a.as_str()).collect();
+        if tag != "refund" && !allowed.contains(&to.as_str()) {
+            found.push(format!(
+                "deposit {id} of {} was swept to {to}; its destination by then was one of \
+                 {allowed:?} (all: {destinations:?})",
+                asked.owner
+            ));
+        }
+    }
+    found
 }

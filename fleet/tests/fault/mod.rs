@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod checks;
+pub mod commands;
 pub mod faults;
 pub mod postgres;
 pub mod processes;

@@ -15,6 +15,8 @@ pub struct MemberSettings {
     pub services_url: String,
     pub lease_ttl: Duration,
     pub renew_every: Duration,
+    /// `false`: deposits wait for the harness's `sweep` and `refund` commands.
+    pub auto_sweep: bool,
 }
 
 /// What a member process said so far.
@@ -68,6 +70,7 @@ impl MemberProcess {
             .args(["--max-connections", "4"])
             .args(["--polling-interval-ms", "200"])
             .args(["--sweep-retry-delay-ms", "100"])
+            .args(["--auto-sweep", if settings.auto_sweep { "true" } else { "false" }])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -73,6 +73,8 @@ pub fn deposits(
 pub struct Consumed {
     pub events: Vec<FleetEvent>,
     pub restarts: u32,
+    /// How many events had been delivered at each restart (to place an out-of-order delivery).
+    pub restarted_at: Vec<usize>,
     pub read_errors: u32,
 }
 
@@ -110,7 +112,10 @@ pub fn consumer(
                     }
                 }
             }
-            lock(&consumed).restarts += 1;
+            let mut consumed = lock(&consumed);
+            consumed.restarts += 1;
+            let delivered = consumed.events.len();
+            consumed.restarted_at.push(delivered);
         }
     })
 }
