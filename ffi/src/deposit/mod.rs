@@ -190,13 +190,13 @@ pub(crate) fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   `docs/funding.md` section 5), every key optional: `enabled` (default false), `apiKey` (the
 ///   partner key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency`
 ///   (default `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
-/// - `chainRpcUrls` (object, default see below): Chain watchers (`docs/finality.md`): chain id ->
-///   the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's deposits are
-///   `seen` when their transfer is included, `confirming` as blocks come, `confirmed` when the
-///   chain's finality rule (`finality`) is met, and only then swept; one a reorganisation removes
-///   first is `reorged` and never swept. Balance polling goes on beside them, so a deposit is found
-///   while an endpoint is down. Endpoints are never shown (their path may hold a key). Default
-///   none: every chain's deposits are the balance's rises, swept at once.
+/// - `chainRpcUrls` (object, default see below): Chain watchers (`docs/finality.md`): chain id (a
+///   number, or its text) -> the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched
+///   chain's deposits are `seen` when their transfer is included, `confirming` as blocks come,
+///   `confirmed` when the chain's finality rule (`finality`) is met, and only then swept; one a
+///   reorganisation removes first is `reorged` and never swept. Balance polling goes on beside
+///   them, so a deposit is found while an endpoint is down. Endpoints are never shown (their path
+///   may hold a key). Default none: every chain's deposits are the balance's rises, swept at once.
 /// - `finality` (object, default see below): When a deposit on a watched chain (`chainRpcUrls`) is
 ///   final (`docs/finality.md`), every key optional: `chains` (chain id -> `{"confirmations": n}`,
 ///   `"safe"` (Solana's `"confirmed"`) or `"finalized"`, replacing that chain's documented

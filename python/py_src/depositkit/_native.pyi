@@ -2050,7 +2050,7 @@ class DepositClient:
         notifications: Optional[Union[bool, Mapping[str, Any]]] = None,
         funding: Optional[Mapping[str, Any]] = None,
         onramp: Optional[Mapping[str, Any]] = None,
-        chain_rpc_urls: Optional[Union[Mapping[int, str], Mapping[str, str]]] = None,
+        chain_rpc_urls: Optional[Mapping[str, Any]] = None,
         finality: Optional[Mapping[str, Any]] = None,
         backend: Optional[str] = None,
         particle: Optional[Mapping[str, Any]] = None,
@@ -2124,14 +2124,14 @@ class DepositClient:
                 optional: ``enabled`` (default False), ``api_key`` (the partner key; never shown),
                 ``mode`` (``"overlay"``, the default, or ``"redirect"``), ``fiat_currency`` (default
                 ``"USD"``), ``default_fiat_amount``, ``payment_mode``, ``widget_url``.
-            chain_rpc_urls: Chain watchers (``docs/finality.md``): chain id (an ``int``, or its
-                text) → the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's deposits are ``seen`` when
-                their transfer is included, ``confirming`` as blocks come, ``confirmed`` when the
-                chain's finality rule (``finality``) is met, and only then swept; one a
-                reorganisation removes first is ``reorged`` and never swept. Balance polling goes on
-                beside them, so a deposit is found while an endpoint is down. Endpoints are never
-                shown (their path may hold a key). Default none: every chain's deposits are the
-                balance's rises, swept at once.
+            chain_rpc_urls: Chain watchers (``docs/finality.md``): chain id (a number, or its text)
+                → the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's
+                deposits are ``seen`` when their transfer is included, ``confirming`` as blocks
+                come, ``confirmed`` when the chain's finality rule (``finality``) is met, and only
+                then swept; one a reorganisation removes first is ``reorged`` and never swept.
+                Balance polling goes on beside them, so a deposit is found while an endpoint is
+                down. Endpoints are never shown (their path may hold a key). Default none: every
+                chain's deposits are the balance's rises, swept at once.
             finality: When a deposit on a watched chain (``chain_rpc_urls``) is final
                 (``docs/finality.md``), every key optional: ``chains`` (chain id →
                 ``{"confirmations": n}``, ``"safe"`` (Solana's ``"confirmed"``) or ``"finalized"``,

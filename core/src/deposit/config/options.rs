@@ -121,11 +121,11 @@ deposit_options! {
     /// `default_fiat_amount`, `payment_mode`, `widget_url`.
     onramp / with_onramp: OnrampConfig = OnrampConfig::default(),
         "onramp", Object, check |_, onramp| check_onramp(onramp);
-    /// Chain watchers (`docs/finality.md`): chain id → the chain's JSON-RPC endpoint (an EVM
-    /// node, or Solana's). A watched chain's deposits are `seen` when their transfer is
-    /// included, `confirming` as blocks come, `confirmed` when the chain's finality rule
-    /// (`finality`) is met, and only then swept; one a reorganisation removes first is
-    /// `reorged` and never swept. Balance polling goes on beside them, so a deposit is found
+    /// Chain watchers (`docs/finality.md`): chain id (a number, or its text) → the chain's
+    /// JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's deposits are `seen` when
+    /// their transfer is included, `confirming` as blocks come, `confirmed` when the chain's
+    /// finality rule (`finality`) is met, and only then swept; one a reorganisation removes
+    /// first is `reorged` and never swept. Balance polling goes on beside them, so a deposit is found
     /// while an endpoint is down. Endpoints are never shown (their path may hold a key).
     /// Default none: every chain's deposits are the balance's rises, swept at once.
     chain_rpc_urls / with_chain_rpc_urls: ChainRpcUrls = ChainRpcUrls::default(),
