@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use deposit_support::{Net, collect_until, config, eventually, net_with, owner, phases};
 use depositkit_core::TokenType;
+use depositkit_core::chain::watch::shared;
 use depositkit_core::deposit::finality::{FinalityConfig, FinalityRule};
 use depositkit_core::deposit::{
     DepositClient, DepositEvent, DepositLifecycleEvent, DepositPhase, DestinationConfig,
@@ -360,6 +361,21 @@ fn a_chain_endpoint_that_dies_and_comes_back_misses_nothing() {
     assert_eq!(delivered(&net, &owner), delivered_by(&client, &seen.id));
 }
 
+/// A client watching Base at `rpc` (3 confirmations) that keeps its table in `store`.
+fn stored_client(net: &Net, rpc: &str, owner: &str, store: &std::path::Path) -> DepositClient {
+    let mut config = config(net, owner, DestinationConfig::chain(ARBITRUM));
+    config.chain_rpc_urls.0.insert(BASE, rpc.to_owned());
+    config.finality.chains.insert(BASE, FinalityRule::Confirmations(3));
+    config.store_path = Some(store.to_string_lossy().into_owned());
+    let client = DepositClient::new(config).unwrap();
+    client.initialize().unwrap();
+    client.start_watching().unwrap();
+    let following =
+        || client.health(None).services.get("chain").is_some_and(|s| s.last_ok_ms.is_some());
+    assert!(eventually(WAIT, following), "the chain watcher never read its chain");
+    client
+}
+
 #[test]
 fn a_confirming_deposit_resumes_after_a_restart_and_is_swept_once() {
     let net = chain_net();
@@ -370,19 +386,7 @@ fn a_confirming_deposit_resumes_after_a_restart_and_is_swept_once() {
         owner()
     ));
     let owner = owner();
-    let start = || {
-        let mut config = config(&net, &owner, DestinationConfig::chain(ARBITRUM));
-        config.chain_rpc_urls.0.insert(BASE, rpc.clone());
-        config.finality.chains.insert(BASE, FinalityRule::Confirmations(3));
-        config.store_path = Some(store.to_string_lossy().into_owned());
-        let client = DepositClient::new(config).unwrap();
-        client.initialize().unwrap();
-        client.start_watching().unwrap();
-        let following =
-            || client.health(None).services.get("chain").is_some_and(|s| s.last_ok_ms.is_some());
-        assert!(eventually(WAIT, following), "the chain watcher never read its chain");
-        client
-    };
+    let start = || stored_client(&net, &rpc, &owner, &store);
     let client = start();
     let mut pulled = Vec::new();
     let (id, _) = deposit_followed(&net, &client, "25000000", &mut pulled);
@@ -403,6 +407,81 @@ fn a_confirming_deposit_resumes_after_a_restart_and_is_swept_once() {
         .collect();
     assert_eq!(history.first(), Some(&DepositPhase::Seen), "{history:?}");
     assert_eq!(history.iter().filter(|p| **p == DepositPhase::Credited).count(), 1);
+    client.close().unwrap();
+    for suffix in ["", "-lock", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
+    }
+}
+
+#[test]
+fn clients_on_one_chain_share_its_watcher_and_hear_only_their_transfers() {
+    let net = chain_net();
+    let rpc = net.devnet.chain_rpc_url(BASE);
+    let clients: Vec<(DepositClient, String)> =
+        (0..3).map(|_| watching_client(&net, &rpc, None)).collect();
+    assert_eq!(shared::subscribers(BASE, &rpc), 3, "one watcher follows the three addresses");
+    let mut pulled = vec![Vec::new(), Vec::new(), Vec::new()];
+    let ids: Vec<(String, String)> = clients
+        .iter()
+        .zip(&mut pulled)
+        .map(|((client, _), pulled)| deposit_followed(&net, client, "25000000", pulled))
+        .collect();
+    // The last deposit's block leaves the chain: only its client hears of it.
+    reorg(&net, 1, &[&ids[2].1], None);
+    let (gone, gone_client) = (&ids[2].0, &clients[2].0);
+    wait_phase(gone_client, gone, DepositPhase::Reorged, &mut pulled[2]);
+    net.devnet.mine_blocks(BASE, 4).unwrap();
+    for ((client, owner), (pulled, (id, _))) in
+        clients.iter().zip(pulled.iter_mut().zip(&ids)).take(2)
+    {
+        wait_credited(client, id, pulled);
+        let story = phases(pulled, id);
+        assert!(!story.contains(&DepositPhase::Reorged), "{story:?}");
+        assert_eq!(delivered(&net, owner), delivered_by(client, id), "swept once");
+        let own = pulled.iter().filter_map(|e| e.lifecycle()).all(|l| l.id == *id);
+        assert!(own, "a client hears only its own deposits");
+    }
+    gone_client.poll_now().unwrap();
+    assert!(gone_client.sweep_result(gone).unwrap().is_none(), "the reorganised deposit moved");
+    assert_eq!(delivered(&net, &clients[2].1), 0);
+    for (client, _) in &clients {
+        client.close().unwrap();
+    }
+    let stopped = || shared::subscribers(BASE, &rpc) == 0;
+    assert!(eventually(WAIT, stopped), "the watcher outlived its clients");
+}
+
+#[test]
+fn a_restart_that_reads_the_shared_watcher_again_credits_nobody_twice() {
+    let net = chain_net();
+    let rpc = net.devnet.chain_rpc_url(BASE);
+    let (neighbour, neighbour_owner) = watching_client(&net, &rpc, None);
+    let store = std::env::temp_dir().join(format!("depositkit-shared-{}.sqlite", owner()));
+    let owner = owner();
+    let client = stored_client(&net, &rpc, &owner, &store);
+    let (mut pulled, mut theirs) = (Vec::new(), Vec::new());
+    let (id, _) = deposit_followed(&net, &client, "25000000", &mut pulled);
+    client.close().unwrap();
+    drop(client);
+    // The neighbour's deposit is credited above it before the client comes back.
+    let (their_id, _) = deposit_followed(&net, &neighbour, "7000000", &mut theirs);
+    net.devnet.mine_blocks(BASE, 2).unwrap();
+    wait_credited(&neighbour, &their_id, &mut theirs);
+    // Back from below the neighbour's block: the shared watcher reads it again for both.
+    let client = stored_client(&net, &rpc, &owner, &store);
+    assert_eq!(shared::subscribers(BASE, &rpc), 2);
+    let mut pulled = Vec::new();
+    wait_credited(&client, &id, &mut pulled);
+    assert_eq!(delivered(&net, &owner), delivered_by(&client, &id), "swept once");
+    // A later deposit of the neighbour's, credited: the repeated transfer was heard by then.
+    let (later, _) = deposit_followed(&net, &neighbour, "5000000", &mut theirs);
+    net.devnet.mine_blocks(BASE, 2).unwrap();
+    wait_credited(&neighbour, &later, &mut theirs);
+    let ids: std::collections::HashSet<&str> =
+        theirs.iter().filter_map(|e| e.lifecycle()).map(|l| l.id.as_str()).collect();
+    assert_eq!(ids.len(), 2, "the repeated transfer is no new deposit: {ids:?}");
+    let both = delivered_by(&neighbour, &their_id) + delivered_by(&neighbour, &later);
+    assert_eq!(delivered(&net, &neighbour_owner), both, "each credited once");
     client.close().unwrap();
     for suffix in ["", "-lock", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));

@@ -7,6 +7,8 @@
 //! - `evm` / `solana`: following one chain over its JSON-RPC endpoint.
 //! - `runner`: the watcher's thread — steps, backoff, [`Down`](ChainSignal::Down) and
 //!   [`Up`](ChainSignal::Up).
+//! - [`shared`]: one watcher per (chain, endpoint) per process, its signals routed to the
+//!   clients by address.
 //!
 //! ```no_run
 //! use std::sync::mpsc;
@@ -24,6 +26,7 @@
 pub mod addresses;
 mod evm;
 mod runner;
+pub mod shared;
 pub mod signal;
 mod solana;
 pub mod tracker;

@@ -1,4 +1,5 @@
-//! The chain watchers of a client (`chainRpcUrls`, `docs/finality.md`): one per watched chain,
+//! The chain watchers of a client (`chainRpcUrls`, `docs/finality.md`): a subscription per
+//! watched chain to the process's shared watcher of that endpoint (`chain::watch::shared`),
 //! following the client's deposit address there; their signals applied to the table on one
 //! task, in the order each chain sent them.
 //!
@@ -18,8 +19,8 @@ use tokio::task::JoinHandle;
 
 use super::chain_balance::Reversal;
 use super::{Inner, Job, State};
+use crate::chain::watch::shared::{self, Subscription};
 use crate::chain::watch::signal::{ChainSignal, TransferSeen};
-use crate::chain::watch::{ChainWatcher, WatchSettings};
 use crate::chains::{AddressType, get_address_type};
 use crate::deposit::events::{DepositEvent, DepositLifecycleEvent, DepositPhase};
 use crate::deposit::finality::tracker::FinalBy;
@@ -36,7 +37,7 @@ use crate::units::{U256, format_units};
 #[derive(Default)]
 pub(crate) struct ChainWatch {
     view: Mutex<ChainView>,
-    watchers: Mutex<Vec<ChainWatcher>>,
+    watchers: Mutex<Vec<Subscription>>,
     task: Mutex<Option<JoinHandle<()>>>,
     /// The last USD price of each (chain, token) a poll read: the value of a deposit the chain
     /// shows before the balance does.
@@ -106,7 +107,7 @@ impl Inner {
         self.config.chain_rpc_urls.get(chain_id).is_some()
     }
 
-    /// Starts a watcher for every `chainRpcUrls` chain, following the account's deposit
+    /// Subscribes to the shared watcher of every `chainRpcUrls` chain, following the account's deposit
     /// address of that chain's kind, from the lowest block a confirming deposit of it sits in
     /// (so that a restarted client hears of them again). Called by `initialize()` with the
     /// state lock held, after the store's deposits were put back.
@@ -124,16 +125,11 @@ impl Inner {
                 .filter(|r| r.deposit.chain_id == *chain_id && r.state == DepositState::Confirming)
                 .filter_map(|r| r.chain.as_ref().and_then(|link| link.height))
                 .min();
-            let settings = WatchSettings { from_height, ..WatchSettings::default() };
-            let sink = tx.clone();
-            let watcher = ChainWatcher::start(*chain_id, url, settings, move |signal| {
-                let _ = sink.send(signal);
-            })?;
             let address = match get_address_type(*chain_id) {
                 AddressType::Evm => &account.evm_address,
                 AddressType::Solana => &account.solana_address,
             };
-            watcher.watch([address.as_str()])?;
+            let watcher = shared::subscribe(*chain_id, url, address, from_height, tx.clone())?;
             watchers.push(watcher);
         }
         *self.chains.watchers.lock().unwrap_or_else(|e| e.into_inner()) = watchers;
@@ -142,8 +138,8 @@ impl Inner {
         Ok(())
     }
 
-    /// Stops the chain watchers (`close()`). Their threads end on a thread of their own: one
-    /// may be in the middle of a request to its endpoint.
+    /// Ends the subscriptions (`close()`), on a thread of their own: the last one of a chain
+    /// stops its watcher, which may be in the middle of a request to its endpoint.
     pub(crate) fn stop_chain_watch(&self) {
         if let Some(task) = self.chains.task.lock().unwrap_or_else(|e| e.into_inner()).take() {
             task.abort();
