@@ -51,19 +51,30 @@ fn start_server() -> String {
         std::process::id(),
         uuid::Uuid::new_v4().simple()
     ));
+    start_server_in(
+        &dir,
+        &format!(
+            "{URL_ENV} is unset and scripts/postgres.sh could not start PostgreSQL (PostgreSQL tests never skip)"
+        ),
+    )
+}
+
+/// Starts a throwaway PostgreSQL server in `dir` with `scripts/postgres.sh` (stopped by the
+/// script's watcher when this process exits, however it exits) and returns its URL: for a test
+/// that needs a server of its own (one it restarts, say) rather than the shared [`server_url`].
+///
+/// # Panics
+/// When the server cannot be started: `failure`, then the script's output.
+pub fn start_server_in(dir: &std::path::Path, failure: &str) -> String {
     let output = Command::new("bash")
         .arg(script())
         .arg("start")
-        .arg(&dir)
+        .arg(dir)
         .arg("--watch-pid")
         .arg(std::process::id().to_string())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", script().display()));
-    assert!(
-        output.status.success(),
-        "{URL_ENV} is unset and scripts/postgres.sh could not start PostgreSQL (PostgreSQL tests never skip):\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "{failure}:\n{}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 

@@ -33,20 +33,10 @@ impl OwnPostgres {
             std::process::id(),
             nanos()
         ));
-        // Stopped by the script's watcher when this process exits, however it exits.
-        let watch = ["--watch-pid".to_owned(), std::process::id().to_string()];
-        let output = Command::new("bash")
-            .arg(script())
-            .args([std::ffi::OsStr::new("start"), dir.as_os_str()])
-            .args(watch)
-            .output()
-            .expect("scripts/postgres.sh runs");
-        assert!(
-            output.status.success(),
-            "scripts/postgres.sh could not start the harness's PostgreSQL:\n{}",
-            String::from_utf8_lossy(&output.stderr)
+        let url = depositkit_server::testing::start_server_in(
+            &dir,
+            "scripts/postgres.sh could not start the harness's PostgreSQL",
         );
-        let url = String::from_utf8_lossy(&output.stdout).trim().to_owned();
         let bin = PathBuf::from(std::fs::read_to_string(dir.join("bin")).unwrap().trim());
         let port =
             url.rsplit(':').next().and_then(|p| p.split('/').next()).unwrap().parse().unwrap();
