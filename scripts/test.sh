@@ -61,7 +61,8 @@ postgres_start() {
     echo "PostgreSQL for the tests: $DEPOSITKIT_TEST_POSTGRES_URL"
 }
 step postgres postgres_start
-step cargo-test cargo test --workspace
+# --no-fail-fast: one failing test binary must not hide the results of the ones after it.
+step cargo-test cargo test --workspace --no-fail-fast
 step benches cargo test -p depositkit-benches --benches
 step clippy cargo clippy --workspace --all-targets --features depositkit-python/devnet -- -D warnings
 step c-tests scripts/test-c.sh
