@@ -15,7 +15,13 @@ use crate::strings;
 /// `depositkit_stuck_deposits`, `depositkit_http_requests_total` (by `service` and `status`),
 /// `depositkit_http_request_duration_seconds`, `depositkit_http_retries_total`,
 /// `depositkit_retries_total`, `depositkit_events_delivered_total`,
-/// `depositkit_events_dropped_total`. Serve it as `text/plain; version=0.0.4`.
+/// `depositkit_events_dropped_total`; then fleet mode's (`depositkit_fleet_*`, zero until a
+/// fleet member runs in the process): `depositkit_fleet_owners_held`,
+/// `depositkit_fleet_lease_renewals_total`, `depositkit_fleet_leases_lost_total`,
+/// `depositkit_fleet_members_reaped_total`, `depositkit_fleet_owners_claimed_total`,
+/// `depositkit_fleet_owners_released_total`, `depositkit_fleet_commands_total` (by `outcome`:
+/// `done`, `failed`), `depositkit_fleet_events_written_total` (see docs/fleet.md). Serve it as
+/// `text/plain; version=0.0.4`.
 ///
 /// On success `*out_text` is a string owned by the caller (free it with
 /// `depositkit_string_free`). Returns `DEPOSITKIT_STATUS_OK`, or
@@ -29,7 +35,7 @@ pub unsafe extern "C" fn depositkit_metrics_text(out_text: *mut *mut c_char) -> 
     boundary::status(|| -> FfiResult<()> {
         // SAFETY: the caller's contract above.
         let out = unsafe { boundary::out(out_text, "out_text") }?;
-        out.write(strings::owned(depositkit_core::metrics_text())?);
+        out.write(strings::owned(::depositkit_fleet::metrics_text())?);
         Ok(())
     })
 }

@@ -12,8 +12,9 @@
 //! fleet keeps across reads is the listening connection of the doorbell, so a cursor-driven
 //! loop does not open a connection per read.
 //!
-//! Connecting ([`AsyncFleet::connect`]) blocks (it prepares the schema): call it off the
-//! threads of any async runtime, once.
+//! [`AsyncFleet::of`] shares the pool of a [`Fleet`] (a [`DepositFleet`](crate::DepositFleet)
+//! member's, say); connecting one of its own ([`AsyncFleet::connect`]) blocks (it prepares the
+//! schema): call it off the threads of any async runtime, once.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 use crate::commands::{self, CommandOutcome, FleetCommand};
 use crate::db::Db;
 use crate::error::{FleetError, Result};
+use crate::fleet::Fleet;
 use crate::log::{self, EventCursor, FleetEvent, Listener, POLL_EVERY};
 use crate::owners::{self, OwnerOptions, owner_address};
 
@@ -44,15 +46,29 @@ impl std::fmt::Debug for AsyncFleet {
 }
 
 impl AsyncFleet {
+    /// The same database as `fleet`, awaited: its pool (no connection of its own but the
+    /// doorbell listener its first waiting read opens), e.g. a [`DepositFleet`]'s
+    /// ([`DepositFleet::fleet`]). Does not block.
+    ///
+    /// [`DepositFleet`]: crate::DepositFleet
+    /// [`DepositFleet::fleet`]: crate::DepositFleet::fleet
+    pub fn of(fleet: &Fleet) -> AsyncFleet {
+        AsyncFleet::on(fleet.db().clone())
+    }
+
+    fn on(db: Db) -> AsyncFleet {
+        let closed = Arc::new(tokio::sync::watch::Sender::new(false));
+        AsyncFleet { db, listener: Arc::default(), closed }
+    }
+
     /// Connects to the fleet's PostgreSQL database (as [`Fleet::connect`](crate::Fleet::connect),
-    /// with a pool of its own). Blocks: call it off the threads of any async runtime.
+    /// with a pool of its own; [`AsyncFleet::of`] shares a [`Fleet`]'s instead). Blocks: call it
+    /// off the threads of any async runtime.
     ///
     /// # Errors
     /// [`FleetError::DatabaseUrl`], [`FleetError::Unreachable`], [`FleetError::SchemaVersion`].
     pub fn connect(url: &str, max_connections: usize) -> Result<AsyncFleet> {
-        let db = Db::connect(url, "depositkit-fleet", max_connections)?;
-        let closed = Arc::new(tokio::sync::watch::Sender::new(false));
-        Ok(AsyncFleet { db, listener: Arc::default(), closed })
+        Ok(AsyncFleet::on(Db::connect(url, "depositkit-fleet", max_connections)?))
     }
 
     /// Ends every waiting read at once (with the events it has: none) and closes the kept

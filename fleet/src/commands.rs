@@ -7,6 +7,10 @@
 //! rings, and at every tick. A command whose holder died while running it is claimed again by
 //! the new holder (its stamp is an older fence); the client's own rules keep its effect single
 //! (a deposit is swept or refunded once: a second attempt finds it done and says so).
+//!
+//! The outcome is recorded under the same fence as the owner's writes ([`finish`]): a member
+//! that lost the owner while running a command cannot mark it done; the new holder runs it
+//! again and records its own outcome.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::db::Db;
 use crate::error::{FleetError, Result, pg};
+use crate::schema::FENCE_LOST;
 
 /// The channel that wakes holders for new commands.
 pub(crate) const CHANNEL: &str = "dk_commands";
@@ -219,26 +224,57 @@ pub(crate) async fn claim(db: &Db, node: &str, running: &[String]) -> Result<Vec
         .collect())
 }
 
-/// Records how command `id` ended (when `node` still has it) and wakes the requesters.
+/// Records how command `id` ended and wakes the requesters, in one transaction fenced as the
+/// owner's writes are: the command's row is locked, then `dk_check_fence(owner, node, fence)`
+/// runs with the fence `node` claimed it under. A member that lost the owner since (a newer
+/// holder took it, or its lease passed) records nothing: the command stays `running` under the
+/// old fence, and the owner's holder claims it again. Nothing is recorded either when `node`
+/// no longer has the command (another holder claimed it again meanwhile).
+///
+/// # Errors
+/// [`FleetError::FenceLost`] when the fence is refused; database errors.
 pub(crate) async fn finish(
     db: &Db,
     node: &str,
     id: i64,
     outcome: &std::result::Result<Value, String>,
 ) -> Result<()> {
-    let client = db.client().await?;
+    let mut client = db.client().await?;
     let (state, result, error) = match outcome {
         Ok(value) => ("done", Some(value.to_string()), None),
         Err(message) => ("failed", None, Some(message.clone())),
     };
-    client
-        .execute(
-            "UPDATE dk_commands SET state = $3, result = $4, error = $5, finished_at = now() \
-             WHERE id = $1 AND claimed_by = $2 AND state = 'running'",
-            &[&id, &node, &state, &result, &error],
+    let tx = client.transaction().await.map_err(pg)?;
+    let Some(row) = tx
+        .query_opt(
+            "SELECT owner, fence FROM dk_commands \
+             WHERE id = $1 AND claimed_by = $2 AND state = 'running' FOR UPDATE",
+            &[&id, &node],
         )
         .await
-        .map_err(pg)?;
-    client.batch_execute(&format!("NOTIFY {DONE_CHANNEL}")).await.map_err(pg)?;
-    Ok(())
+        .map_err(pg)?
+    else {
+        return Ok(());
+    };
+    let (owner, fence): (String, Option<i64>) = (row.get(0), row.get(1));
+    let fence = fence.unwrap_or(-1);
+    tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&owner, &node, &fence]).await.map_err(
+        |e| match e.code() {
+            Some(code) if code.code() == FENCE_LOST => FleetError::FenceLost { owner, fence },
+            _ => pg(e),
+        },
+    )?;
+    tx.execute(
+        "UPDATE dk_commands SET state = $2, result = $3, error = $4, finished_at = now() \
+         WHERE id = $1",
+        &[&id, &state, &result, &error],
+    )
+    .await
+    .map_err(pg)?;
+    // Sent at the commit: requesters read the outcome once it is there.
+    tx.batch_execute(&format!("NOTIFY {DONE_CHANNEL}")).await.map_err(pg)?;
+    tx.commit().await.map_err(pg)
 }
+
+#[cfg(test)]
+mod tests;

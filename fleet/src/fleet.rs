@@ -34,6 +34,12 @@ impl Fleet {
         Ok(Fleet { db: Db::connect(url, "depositkit-fleet", max_connections)? })
     }
 
+    /// The fleet's database (its pool and runtime), for the crate's other faces to share
+    /// ([`AsyncFleet::of`](crate::AsyncFleet::of)).
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
+
     /// Runs `work` on the fleet's runtime and waits for it (e.g. a [`Member`]'s steps).
     ///
     /// # Errors

@@ -16,7 +16,8 @@
 //!   waits with a timeout.
 //! - **One event log across owners** ([`EventReader`], [`log`]): every owner's events in
 //!   commit order from a cursor that survives restarts, never skipping a late commit, woken by
-//!   a LISTEN/NOTIFY doorbell.
+//!   a LISTEN/NOTIFY doorbell; or handed to a callback on a thread of its own
+//!   ([`Fleet::subscribe`], [`EventSubscription`], stopped when dropped).
 //!
 //! - **Async callers** ([`AsyncFleet`], [`async_api`]): owners, commands and the log as
 //!   futures, each a task of the fleet's runtime.
@@ -37,6 +38,7 @@ pub mod metrics;
 mod owners;
 mod schema;
 mod store;
+pub mod subscription;
 
 pub use async_api::{AsyncFleet, Spawned};
 pub use commands::{CommandOutcome, FleetCommand};
@@ -47,3 +49,4 @@ pub use log::{EventCursor, EventReader, FleetEvent};
 pub use metrics::metrics_text;
 pub use owners::{OwnerOptions, owner_address};
 pub use store::PgOwnerStore;
+pub use subscription::EventSubscription;

@@ -1,6 +1,6 @@
 //! The one event log across owners on a real PostgreSQL: commit order, a cursor that resumes,
-//! no event skipped when it commits late, readers woken by new events, cursors of another
-//! cluster refused.
+//! no event skipped when it commits late, transaction ids ordered as numbers (not as their
+//! text), readers woken by new events, cursors of another cluster refused.
 
 use std::time::Duration;
 
@@ -74,6 +74,43 @@ fn readers_never_skip_a_late_commit_and_resume_from_their_cursor() {
     let mut resumed = fleet.event_reader(saved.parse().unwrap());
     assert_eq!(keys(&resumed.read(100, Duration::ZERO).unwrap()), keys(&rest));
     assert!(resumed.read(100, Duration::ZERO).unwrap().is_empty());
+}
+
+#[test]
+fn transactions_are_ordered_as_numbers_across_digit_boundaries() {
+    let database = TestDatabase::create();
+    let fleet = Fleet::connect(database.url(), 2).unwrap();
+    // Rows of transactions 100, 99, 10 and 9 (stored in that order, so `pos` does not give the
+    // answer away; ids below any a cluster assigns after initdb, so committed for every reader):
+    // as text, "10" < "100" < "9" < "99".
+    let txs = [100, 99, 10, 9];
+    let values: Vec<String> =
+        txs.iter().map(|tx| format!("('{tx}', '{}', {tx}, 0, 'test', '{{}}')", owner(1))).collect();
+    database.execute(&format!(
+        "INSERT INTO dk_events (tx, owner, id, at, type, event) VALUES {}",
+        values.join(", ")
+    ));
+    let mut ascending: Vec<u64> = txs.to_vec();
+    ascending.sort_unstable();
+    let ids = |events: &[depositkit_fleet::FleetEvent]| -> Vec<u64> {
+        events.iter().map(|e| e.id).collect()
+    };
+
+    let mut reader = fleet.event_reader(EventCursor::START);
+    assert_eq!(ids(&reader.read(100, Duration::ZERO).unwrap()), ascending, "one read");
+
+    // One at a time, each read from the last one's cursor: nothing skipped (with text order, the
+    // cursor after transaction 10 would pass 9 and 99 before they were read).
+    let mut one_by_one = Vec::new();
+    let mut reader = fleet.event_reader(EventCursor::START);
+    loop {
+        let batch = reader.read(1, Duration::ZERO).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        one_by_one.extend(ids(&batch));
+    }
+    assert_eq!(one_by_one, ascending, "read one at a time");
 }
 
 #[test]

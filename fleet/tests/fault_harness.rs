@@ -3,7 +3,8 @@
 //! generator SIGKILLs members (and starts new ones), SIGSTOPs one for 1.5 × its lease and
 //! continues it, terminates members' database sessions and restarts (or stops) PostgreSQL.
 //! Then it checks that no deposit was lost, none was swept or refunded twice, every event
-//! reached the log consumer exactly once after de-duplication with each deposit's lifecycle,
+//! reached the log consumer exactly once after de-duplication, each owner's first deliveries in
+//! id order, with each deposit's lifecycle,
 //! and that no write was accepted from a member that had lost its lease (`fault/audit.rs`).
 //! A second scenario runs the members with auto-sweep off while a process that is not a
 //! member asks for sweeps, refunds and destination changes (`fault/commands.rs`): each deposit
@@ -317,7 +318,8 @@ fn run(scenario: Scenario) {
             ));
         }
     }
-    // Owners whose log came out of id order: their stored rows, to look into.
+    // Owners whose log came out of id order: failures, with their stored rows to look into.
+    problems.extend(logged.inversions.iter().cloned());
     for inversion in &logged.inversions {
         let owner = inversion.split('\'').next().unwrap_or_default().trim_start_matches("owner ");
         let sql = format!(

@@ -293,8 +293,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Every metric of the process in the Prometheus text format (see the README's "Operating
-/// it").
+/// it"), fleet mode's (`depositkit_fleet_*`) after the clients'.
 #[pyfunction]
 fn metrics_text() -> String {
-    depositkit_core::metrics_text()
+    depositkit_fleet::metrics_text()
 }

@@ -19,6 +19,7 @@
  *   deposit's lifecycle (detected before credited, with its id) and the whole log in order; one
  *   unsubscribed and resumed from the cursor it handled last skips nothing and repeats nothing;
  *   user_data_free runs exactly once: on unsubscribe, leave, free, and a refused subscription;
+ * - the fleet's metrics (commands run by outcome, owners held) are in depositkit_metrics_text;
  * - leaving hands the owner to the other member at once; a member that left refuses calls.
  *
  * Needs DEPOSITKIT_TEST_FLEET_URL: a fresh, empty PostgreSQL database whose server trusts the
@@ -97,6 +98,39 @@ static int runs_owner(const depositkit_fleet *fleet) {
     int found = strstr(running, OWNER) != NULL;
     depositkit_string_free(running);
     return found;
+}
+
+/* Whether the process's metrics text (depositkit_metrics_text) has the sample line
+ * `<sample> <value>` within WAIT_SECONDS: a command's outcome is counted just after its requester
+ * was answered, so the count may lag the answer by a moment. Never the database's password in
+ * it. */
+static int metric_becomes(const char *sample, const char *value) {
+    char line[256];
+    snprintf(line, sizeof line, "\n%s %s\n", sample, value);
+    struct timespec deadline = deadline_in(WAIT_SECONDS);
+    const struct timespec pause = {0, 20 * 1000 * 1000};
+    for (;;) {
+        char *text = NULL;
+        if (!OK(depositkit_metrics_text(&text))) {
+            return 0;
+        }
+        int found = strstr(text, line) != NULL;
+        int secret = strstr(text, SECRET) != NULL;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int late = now.tv_sec > deadline.tv_sec;
+        if (secret || (!found && late)) {
+            const char *at = strstr(text, sample);
+            fprintf(stderr, "  metrics: %s%.200s; expected %s %s\n",
+                    secret ? "the password is in them; " : "", at != NULL ? at : "(none)", sample,
+                    value);
+        }
+        depositkit_string_free(text);
+        if (secret || found || late) {
+            return found && !secret;
+        }
+        nanosleep(&pause, NULL);
+    }
 }
 
 /* `url` with the password `secret` in its user info (postgres://user@host -> user:secret@host). */
@@ -500,11 +534,6 @@ static void test_typed_errors(const depositkit_fleet *fleet) {
     CHECK(depositkit_fleet_add_owner(fleet, NULL, NULL, NULL) == DEPOSITKIT_STATUS_NULL_ARGUMENT);
     CHECK(last_error_contains("owner must not be NULL"));
     CHECK(out == NULL && next == NULL);
-
-    /* A command no holder finishes in time: TIMEOUT (it stays queued; a recovery is harmless). */
-    CHECK(depositkit_fleet_request(fleet, OWNER, "recover", NULL, 0, &out) ==
-          DEPOSITKIT_STATUS_TIMEOUT);
-    CHECK(last_error_contains("did not end within 0 ms"));
 }
 
 /* Owners registered and removed from any member. */
@@ -593,6 +622,16 @@ static void test_fleet(const depositkit_devnet *devnet, const char *services_url
     CHECK(added != NULL && strcmp(added, OWNER) == 0);
     depositkit_string_free(added);
 
+    /* A command no holder finishes in time: TIMEOUT. Asked at once, before the holder's next
+     * tick claimed the owner and started its client (only then are its commands run; once the
+     * client runs, a recovery with nothing to recover may end before the requester looks). It
+     * stays queued: the holder runs it later, and a recovery is harmless. */
+    char *out = NULL;
+    CHECK(depositkit_fleet_request(holder, OWNER, "recover", NULL, 0, &out) ==
+          DEPOSITKIT_STATUS_TIMEOUT);
+    CHECK(last_error_contains("did not end within 0 ms"));
+    CHECK(out == NULL);
+
     /* A recovery asked of the fleet returns once a holder ran it: the holder now runs the owner
      * (and nothing was stuck). */
     char *recovered = NULL;
@@ -663,6 +702,13 @@ static void test_fleet(const depositkit_devnet *devnet, const char *services_url
     CHECK(json_contains(result, "\"status\":\"success\""));
     CHECK(json_string(result, "rawAmount", raw, sizeof raw) && strcmp(raw, DELIVERED) == 0);
     depositkit_string_free(result);
+
+    /* The fleet's metrics are in the process's metrics text: this process's members ran three
+     * commands (the two recoveries, one of them timed out for its requester, then the sweep),
+     * none failed, and hold the one owner. */
+    CHECK(metric_becomes("depositkit_fleet_commands_total{outcome=\"done\"}", "3"));
+    CHECK(metric_becomes("depositkit_fleet_commands_total{outcome=\"failed\"}", "0"));
+    CHECK(metric_becomes("depositkit_fleet_owners_held", "1"));
 
     /* Credited at the owner's own destination, exactly the delivered amount, once. */
     char credited_id[128] = "";

@@ -5,7 +5,8 @@ run by the one that does, and bad input gets its error class (never the URL's pa
 one log across owners: callbacks (``subscribe``) get every member's owners' events in log order,
 a reader resumes from a saved cursor (callbacks, ``iter_events``, ``events``), Ctrl-C cuts a wait
 short without losing an event, and leaving stops callbacks and iterators and closes every
-connection of the member.
+connection of the member. The fleet's metrics (commands run, by outcome) are in
+``depositkit.metrics_text()``.
 
 PostgreSQL: the server of ``DEPOSITKIT_TEST_POSTGRES_URL`` (scripts/test.sh starts one), else,
 outside CI, one this module starts with ``scripts/postgres.sh``; each test gets a database of
@@ -27,6 +28,7 @@ import uuid
 from typing import Any, Callable, Iterator, Optional
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 import depositkit
 from depositkit import CHAIN, DepositFleet
@@ -109,6 +111,16 @@ def eventually(what: str, check: Callable[[], bool], limit: float = 30.0) -> Non
         time.sleep(0.05)
 
 
+def commands_run(outcome: str) -> float:
+    """``depositkit_fleet_commands_total{outcome=...}`` of ``depositkit.metrics_text()``, parsed
+    as Prometheus text (commands run by this process's members, since it started)."""
+    for family in text_string_to_metric_families(depositkit.metrics_text()):
+        for sample in family.samples:
+            if sample.name == "depositkit_fleet_commands_total" and sample.labels == {"outcome": outcome}:
+                return sample.value
+    raise AssertionError(f"no depositkit_fleet_commands_total{{outcome={outcome!r}}} in metrics_text()")
+
+
 def deposit_address(net: Any, owner: str) -> str:
     """The owner's EVM deposit address (the service's account of the owner, the same for any
     client of it): asked through a client of its own, closed before anything is deposited."""
@@ -172,6 +184,7 @@ def test_members_share_owners_and_a_deposit_is_credited_once(net: Any, join: Any
 
 
 def test_a_command_asked_of_another_member_is_run_by_the_holder(net: Any, join: Any) -> None:
+    done_before, failed_before = commands_run("done"), commands_run("failed")
     holder = join("holder", auto_sweep=False)
     owner = holder.add_owner(new_owner())
     eventually("the holder runs the owner", lambda: holder.running_owners == [owner])
@@ -194,17 +207,27 @@ def test_a_command_asked_of_another_member_is_run_by_the_holder(net: Any, join: 
     )
     # Swept once: asking again delivers nothing more (the holder's client refuses it or
     # answers with the sweep it did).
+    done, failed = 1, 0
     try:
         again = other.request(owner, "sweep", deposit_id=detected.deposit_id, timeout=30)
         assert again["depositId"] == detected.deposit_id, again
+        done += 1
     except depositkit.SweepError as refused:
         assert detected.deposit_id in str(refused)
+        failed += 1
     assert net.ledger_balance(owner, CHAIN.ARBITRUM, "USDC") == expected
 
     assert other.request(owner, "recover", timeout=30) == []
     with pytest.raises(depositkit.SweepError, match="no-such-deposit"):
         other.request(owner, "sweep", deposit_id="no-such-deposit")
+    done, failed = done + 1, failed + 1
     assert other.running_owners == [] and holder.running_owners == [owner]
+    # The fleet's metrics are in depositkit.metrics_text(): every command the holder ran, by
+    # outcome (counted just after the requester was answered, hence the wait).
+    eventually(
+        "the commands are counted",
+        lambda: (commands_run("done") - done_before, commands_run("failed") - failed_before) == (done, failed),
+    )
 
 
 def test_bad_input_gets_its_error_class(database: str, join: Any) -> None:
@@ -247,6 +270,7 @@ def test_the_password_is_never_shown(database: str, join: Any) -> None:
     fleet = join("secretive", url=with_password)
     assert secret not in repr(fleet) and secret not in fleet.database_url
     assert f"postgres:***@{parts.hostname}" in fleet.database_url
+    assert secret not in depositkit.metrics_text()
 
     unreachable = f"postgres://app:{secret}@127.0.0.1:1/deposits"
     with pytest.raises(depositkit.NetworkError) as info:

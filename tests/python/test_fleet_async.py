@@ -1,8 +1,8 @@
 """``depositkit.AsyncDepositFleet`` (fleet mode for asyncio, docs/fleet.md) against a real
 PostgreSQL and the in-process devnet: two members joined by awaiting, a sweep asked of the
 member that does not hold the owner and run by the one that does, the log read with
-``async for``, no thread per awaited call, cancellation that loses no event, and leaving while
-a read waits.
+``async for``, no thread per awaited call, the awaited calls on the member's own pool,
+cancellation that loses no event, and leaving while a read waits.
 
 PostgreSQL as in ``test_fleet.py`` (``DEPOSITKIT_TEST_POSTGRES_URL``, else one started by
 ``scripts/postgres.sh``). Runs under anyio's pytest plugin, on asyncio (and uvloop when
@@ -23,7 +23,7 @@ from depositkit import CHAIN, AsyncDepositFleet, FleetEvent
 from conftest import FAST_CLIENT, delivered_usdc, new_owner
 from test_async import BACKENDS, anyio_backend  # noqa: F401
 from test_async_deposit import os_threads
-from test_fleet import LEASE, database, deposit_address, postgres_server  # noqa: F401
+from test_fleet import LEASE, database, deposit_address, fleet_connections, postgres_server  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 
@@ -150,6 +150,22 @@ async def test_awaited_calls_start_no_thread_and_a_cancelled_read_loses_nothing(
     again, _ = await fleet.events(start, timeout=0)
     blocking, _ = fleet.sync.events(start, timeout=0)
     assert [(e.owner, e.id) for e in again] == [(e.owner, e.id) for e in blocking]
+
+
+async def test_awaited_calls_share_the_members_pool(postgres_server: str, database: str, join: Any) -> None:  # noqa: F811
+    fleet = await join("pooled", max_connections=2)
+    owner = await fleet.add_owner(new_owner())
+    await eventually("the member runs the owner", lambda: fleet.running_owners == [owner])
+    end = await end_cursor(fleet)
+    waiting = asyncio.ensure_future(fleet.events(end, timeout=1.0))
+    calls = [asyncio.ensure_future(fleet.owners()) for _ in range(20)]
+    assert [await call for call in calls] == [[owner]] * 20
+    connections = fleet_connections(postgres_server, database)
+    await waiting
+    # The member's pool (2) serves its awaited calls too; besides it only its lease session,
+    # its commands' doorbell and the log's doorbell the waiting read listens on. A pool of the
+    # awaited calls' own would add up to 2 more.
+    assert 0 < connections <= 2 + 3, f"{connections} connections"
 
 
 async def test_leaving_ends_a_waiting_read_and_the_iteration(join: Any) -> None:

@@ -1,22 +1,22 @@
-//! Callbacks on the fleet's one event log: each subscription has a thread of its own
-//! (`depositkit-fleet-events-<id>`) that reads the log in commit order from its cursor and hands
-//! every event to its C callback ([`deliver`]), the same element as `depositkit_fleet_events`.
+//! Callbacks on the fleet's one event log: each subscription is one of the fleet's
+//! ([`EventSubscription::spawn`]), a thread of its own (`depositkit-fleet-events-<id>`) that reads the
+//! log in commit order from its cursor and hands every event to its C callback, the same element
+//! as `depositkit_fleet_events`.
 //!
 //! Delivery is at least once: a thread moves past an event only once its callback returned, and
-//! a failed read is logged and tried again (after [`RETRY_AFTER`]) from the same place. The
+//! a failed read is logged and tried again (after a second) from the same place. The
 //! callback and its `user_data` are the one client's [`HostCallback`]: a closed one is never
 //! called again, and `user_data` is released exactly once. Leaving and freeing stop every
 //! thread ([`Feeds::stop`]) and wait for them, unless called from a callback.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use ::depositkit_fleet::{EventCursor, EventReader, FleetEvent};
+use ::depositkit_fleet::subscription::BATCH;
+use ::depositkit_fleet::{EventCursor, EventReader, EventSubscription, FleetEvent};
 
 use super::events::event_json;
 use super::{depositkit_fleet, fleet_arg, fleet_error};
@@ -27,30 +27,20 @@ use crate::deposit::{
 use crate::status::depositkit_status;
 use crate::strings;
 
-/// Events a delivery thread reads at once.
-const BATCH: usize = 500;
-/// How long one read of a delivery thread waits for new events: also how soon it sees that it
-/// was stopped.
-const READ_WAIT: Duration = Duration::from_millis(500);
-/// How long a delivery thread waits after a failed read before reading again.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
-/// How often a delivery thread waiting to read again looks whether it was stopped.
-const STOP_CHECK: Duration = Duration::from_millis(100);
-
-/// One callback and the thread delivering to it.
+/// One callback and the fleet's subscription delivering to it.
 struct Subscription {
     host: Arc<HostCallback>,
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<()>,
+    events: EventSubscription,
 }
 
 impl Subscription {
-    /// Stops the thread and closes the callback (see [`HostCallback::close`]): no call starts
-    /// after this returns. The thread ends by itself within a read.
-    fn close(self) -> JoinHandle<()> {
-        self.stop.store(true, Ordering::SeqCst);
+    /// Stops the deliveries and closes the callback (see [`HostCallback::close`]): no call
+    /// starts after this returns. The thread ends by itself within a read; dropping the
+    /// subscription returned waits for it, detaching it does not.
+    fn close(self) -> EventSubscription {
+        self.events.stop();
         self.host.close();
-        self.thread
+        self.events
     }
 }
 
@@ -75,10 +65,13 @@ impl Feeds {
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Starts delivering the log from `reader` to `host` on a thread of its own, beginning with
-    /// `first`. Returns the subscription's id; `None` once the member left or was freed.
+    /// Starts delivering the log to `host` on a thread of its own (the fleet's
+    /// [`EventSubscription::spawn`]): `first`, what `reader` (made from `start`) read first, then
+    /// what it reads next. Returns the subscription's id; `None` once the member left or was
+    /// freed.
     fn start(
         &self,
+        start: EventCursor,
         reader: EventReader,
         first: Vec<FleetEvent>,
         host: Arc<HostCallback>,
@@ -88,27 +81,25 @@ impl Feeds {
             return Ok(None);
         }
         let id = self.next_id.fetch_add(1, Ordering::SeqCst) + 1;
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = std::thread::Builder::new()
-            .name(format!("depositkit-fleet-events-{id}"))
-            .spawn({
-                let (host, stop) = (Arc::clone(&host), Arc::clone(&stop));
-                move || deliver(reader, first, &host, &stop)
-            })
-            .map_err(|e| {
-                FfiError::new(
-                    depositkit_status::Internal,
-                    format!("cannot start the callback's thread: {e}"),
-                )
-            })?;
-        table.subscriptions.insert(id, Subscription { host, stop, thread });
+        let delivering = Arc::clone(&host);
+        let name = format!("depositkit-fleet-events-{id}");
+        let events = EventSubscription::spawn(&name, start, reader, first, move |event| {
+            delivering.call_json(|| serde_json::to_string(&event_json(event)).ok());
+        })
+        .map_err(|e| {
+            FfiError::new(
+                depositkit_status::Internal,
+                format!("cannot start the callback's thread: {e}"),
+            )
+        })?;
+        table.subscriptions.insert(id, Subscription { host, events });
         Ok(Some(id))
     }
 
     /// Stops subscription `id` (see [`Subscription::close`]); `false` when unknown.
     fn unsubscribe(&self, id: u64) -> bool {
         let found = self.table().subscriptions.remove(&id);
-        found.map(Subscription::close).is_some()
+        found.map(|subscription| subscription.close().detach()).is_some()
     }
 
     /// Stops every subscription and, unless called from a callback (which may leave), waits
@@ -119,52 +110,17 @@ impl Feeds {
             table.stopped = true;
             table.subscriptions.drain().map(|(_, subscription)| subscription).collect()
         };
-        let threads: Vec<JoinHandle<()>> =
-            subscriptions.into_iter().map(Subscription::close).collect();
-        if !in_callback() {
-            for thread in threads {
-                let _ = thread.join();
-            }
-        }
+        finish(subscriptions.into_iter().map(Subscription::close).collect());
     }
 }
 
-/// A delivery thread: hands each event of the log to the callback, in order, until stopped.
-/// A panic is caught and logged (it ends the delivery, never the process).
-fn deliver(reader: EventReader, first: Vec<FleetEvent>, host: &HostCallback, stop: &AtomicBool) {
-    depositkit_core::runtime::block_host_signals();
-    let run = panic::catch_unwind(AssertUnwindSafe(|| deliver_in_order(reader, first, host, stop)));
-    if run.is_err() {
-        tracing::error!("a fleet event delivery thread panicked; its subscription gets no events");
-    }
-}
-
-fn deliver_in_order(
-    mut reader: EventReader,
-    first: Vec<FleetEvent>,
-    host: &HostCallback,
-    stop: &AtomicBool,
-) {
-    let mut batch = first;
-    while !stop.load(Ordering::SeqCst) {
-        for event in &batch {
-            if stop.load(Ordering::SeqCst) {
-                return;
-            }
-            host.call_json(|| serde_json::to_string(&event_json(event)).ok());
-        }
-        batch = match reader.read(BATCH, READ_WAIT) {
-            Ok(batch) => batch,
-            Err(error) => {
-                // The fleet's messages show the database as host:port/database only.
-                tracing::warn!(%error, "reading the fleet's event log failed: reading again");
-                let until = Instant::now() + RETRY_AFTER;
-                while !stop.load(Ordering::SeqCst) && Instant::now() < until {
-                    std::thread::sleep(STOP_CHECK);
-                }
-                Vec::new()
-            }
-        };
+/// Lets closed subscriptions' threads end: waited for, unless called from a callback (whose
+/// thread may be one of them, or wait for this one).
+fn finish(closed: Vec<EventSubscription>) {
+    if in_callback() {
+        closed.into_iter().for_each(EventSubscription::detach);
+    } else {
+        drop(closed);
     }
 }
 
@@ -189,7 +145,7 @@ fn deliver_in_order(
 /// the log's order, never concurrently with itself (callbacks of two subscriptions may run at
 /// the same time). It reads events in batches, waiting up to 0.5 s for new ones (woken as soon
 /// as an event commits). When a read fails (the database is unreachable) the failure is logged
-/// (target `depositkit_ffi::fleet::subscribe`, level warn) and the read is tried again a
+/// (target `depositkit_fleet::subscription`, level warn) and the read is tried again a
 /// second later, from the same place: nothing is skipped.
 ///
 /// Re-entry: a callback may call any depositkit function, including
@@ -251,9 +207,9 @@ pub unsafe extern "C" fn depositkit_fleet_subscribe(
             None => EventCursor::START,
         };
         let host = handed.into_host(callback, Arc::clone(&fleet.feeds.callback_errors));
-        let mut reader = fleet.joined()?.event_reader(cursor);
+        let mut reader = fleet.joined()?.event_reader(cursor.clone());
         let first = reader.read(BATCH, Duration::ZERO).map_err(fleet_error)?;
-        match fleet.feeds.start(reader, first, host)? {
+        match fleet.feeds.start(cursor, reader, first, host)? {
             Some(id) => {
                 out.write(id);
                 Ok(())

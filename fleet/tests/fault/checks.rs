@@ -197,10 +197,14 @@ pub struct LogCount {
     pub delivered: usize,
     pub distinct: usize,
     pub credited: usize,
-    /// First deliveries of an owner's event after a higher id of the same owner. The log
-    /// promises commit order, and one owner's writes commit in id order, so none are
-    /// expected; they are reported (with the stored rows) rather than failed, since the
-    /// documented contract is commit order plus de-duplication by `(owner, id)`.
+    /// First deliveries of an owner's event after a higher id of the same owner: each one a
+    /// failure of the run. The log delivers in `(tx, pos)` order, and one owner's events are
+    /// in id order there: its client writes one change at a time (ids taken under the lock of
+    /// its write, each write committed before the next one starts, so the next one's
+    /// transaction id is higher), and a new holder's first write comes after the old holder's
+    /// last commit (a takeover waits for a write in flight: `dk_check_fence` takes the owner's
+    /// row `FOR SHARE`). An inversion means events delivered out of order or a cursor past an
+    /// event not yet delivered (as the log's text ordering of transaction ids once did).
     pub inversions: Vec<String>,
 }
 

@@ -59,8 +59,8 @@ class AsyncDepositFleet:
         **options: Any,
     ) -> "AsyncDepositFleet":
         """``DepositFleet(database_url, destination=..., ...)``, awaited: connects and joins
-        the fleet. The member's awaited calls use a pool of their own (up to
-        ``max_connections`` more connections). Same errors as ``DepositFleet()``."""
+        the fleet. The member's awaited calls share its pool (``max_connections``), plus one
+        listening connection once ``events`` waits. Same errors as ``DepositFleet()``."""
         fleet = await DepositFleet._join_async(
             database_url,
             destination=destination,

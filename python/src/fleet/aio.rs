@@ -1,8 +1,8 @@
 //! The awaitable forms of `DepositFleet`'s calls (`_…_async`), which
 //! `depositkit.AsyncDepositFleet` (`depositkit/_fleet_aio.py`) awaits.
 //!
-//! A member joined through `_join_async` also holds an [`AsyncFleet`]: its owners, commands and
-//! log reads are tasks of the fleet's runtime, awaited through [`crate::aio::spawn_settled`]
+//! A member joined through `_join_async` also holds an [`AsyncFleet`] on its own pool
+//! ([`AsyncFleet::of`]): its owners, commands and log reads are tasks of the fleet's runtime, awaited through [`crate::aio::spawn_settled`]
 //! (the runtime completes the `asyncio.Future` on the caller's loop; no thread waits).
 //! Joining and leaving start and stop the member's deposit clients, which block: they run on
 //! the depositkit runtime's blocking pool, once per member. Cancelling an await drops the call:
@@ -105,9 +105,10 @@ impl PyDepositFleet {
         let runtime = depositkit_core::runtime::Runtime::shared().map_err(|e| to_py_err(py, e))?;
         let joining = url.clone();
         let joined = runtime.spawn_blocking(move || {
-            let pool = member.max_connections;
             let member = DepositFleet::join(&joining, template, member)?;
-            Ok((member, AsyncFleet::connect(&joining, pool)?))
+            // The awaited calls share the member's pool.
+            let aio = AsyncFleet::of(member.fleet());
+            Ok((member, aio))
         });
         let joined = async move {
             joined.await.unwrap_or_else(|_| {

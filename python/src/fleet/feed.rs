@@ -1,6 +1,7 @@
 //! The fleet's one event log for Python's synchronous face: the reader `events()` keeps between
-//! calls ([`KeptReader`]), the callbacks (`subscribe`, each delivered by a thread of its own in
-//! log order, [`deliver`]) and the iterator `iter_events()` ([`PyFleetEventIterator`]).
+//! calls ([`KeptReader`]), the callbacks (`subscribe`, each delivered in log order by a thread
+//! of its own: the fleet's [`EventSubscription`]) and the iterator `iter_events()`
+//! ([`PyFleetEventIterator`]).
 //!
 //! Delivery is at least once: a position moves only past events handed to the caller (a
 //! reader's read interrupted by Ctrl-C is dropped, and the next call reads again from the
@@ -10,27 +11,23 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use depositkit_fleet::{EventCursor, EventReader, Fleet, FleetEvent};
+use depositkit_fleet::subscription::BATCH;
+use depositkit_fleet::{EventCursor, EventReader, EventSubscription, Fleet, FleetEvent};
 use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
 
-use super::{Member, PyDepositFleet, PyFleetEvent, Secrets, cursor_arg, fleet_err};
+use super::{Member, PyDepositFleet, PyFleetEvent, cursor_arg, fleet_err};
 use crate::blocking::wait_for_raw;
 use crate::conversions::type_name;
 use crate::errors::to_py_err;
 use crate::events::CallbackSlot;
 use depositkit_core::{Error, ErrorKind};
 
-/// Events a callback thread or an iterator reads at once.
-const BATCH: usize = 500;
-/// How long one read of a callback thread or an iterator waits for new events: also how soon
-/// it sees that it was stopped.
+/// How long one read of an iterator waits for new events: also how soon it sees that its
+/// member left.
 const READ_WAIT: Duration = Duration::from_millis(500);
-/// How long a callback thread waits after a failed read before reading again.
-const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -69,16 +66,13 @@ impl Feeds {
         self.stopped.store(true, Ordering::SeqCst);
         let subscriptions: Vec<Subscription> = lock(&self.subscriptions).drain(..).collect();
         for subscription in &subscriptions {
-            subscription.stop.store(true, Ordering::SeqCst);
+            subscription.events.stop();
         }
         for subscription in subscriptions {
             // Dropping the callable needs the interpreter: it is released later, attached.
             let callable = subscription.slot.clear();
-            if let Some(thread) = subscription.thread
-                && thread.thread().id() != std::thread::current().id()
-            {
-                let _ = thread.join();
-            }
+            // Waits for its thread, unless this is it.
+            drop(subscription.events);
             if let Some(callable) = callable {
                 let _ = Python::try_attach(move |_py| drop(callable));
             }
@@ -89,27 +83,27 @@ impl Feeds {
         }
     }
 
-    /// Starts delivering the log from `reader` to `callback` on a thread of its own, beginning
-    /// with `first`. Returns the subscription's id.
+    /// Starts delivering the log to `callback` on a thread of its own (the fleet's
+    /// [`EventSubscription::spawn`]): `first`, what `reader` (made from `start`) read first,
+    /// then what it reads next. Returns the subscription's id.
     fn subscribe(
         &self,
+        start: EventCursor,
         reader: EventReader,
         first: Vec<FleetEvent>,
         callback: Py<PyAny>,
-        secrets: Secrets,
     ) -> std::io::Result<u64> {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst) + 1;
         let slot = CallbackSlot::new(callback);
-        let stop = Arc::new(AtomicBool::new(false));
         let mut subscriptions = lock(&self.subscriptions);
-        let thread =
-            std::thread::Builder::new().name(format!("depositkit-fleet-events-{id}")).spawn({
-                let (slot, stop) = (Arc::clone(&slot), Arc::clone(&stop));
-                move || deliver(reader, first, &slot, &stop, &secrets)
-            });
-        match thread {
-            Ok(thread) => {
-                subscriptions.push(Subscription { id, slot, stop, thread: Some(thread) });
+        let name = format!("depositkit-fleet-events-{id}");
+        let delivering = Arc::clone(&slot);
+        let events = EventSubscription::spawn(&name, start, reader, first, move |event| {
+            delivering.call(|py| Ok(Py::new(py, PyFleetEvent::new(py, event)?)?.into_any()));
+        });
+        match events {
+            Ok(events) => {
+                subscriptions.push(Subscription { id, slot, events });
                 Ok(id)
             }
             Err(e) => {
@@ -130,52 +124,20 @@ impl Feeds {
             at.map(|at| subscriptions.remove(at))
         };
         let Some(subscription) = found else { return false };
-        subscription.stop.store(true, Ordering::SeqCst);
+        subscription.events.stop();
         // Attached (the caller's): the callable is released here. Its thread ends by itself
-        // within a read (it may be the caller's own: not joined).
+        // within a read (it may be the caller's own: not waited for).
         drop(subscription.slot.clear());
+        subscription.events.detach();
         true
     }
 }
 
-/// One callback and the thread delivering to it.
+/// One callback and the fleet's subscription delivering to it.
 struct Subscription {
     id: u64,
     slot: Arc<CallbackSlot>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-/// A callback thread: hands each event of the log to the callback, in order, until stopped.
-fn deliver(
-    mut reader: EventReader,
-    first: Vec<FleetEvent>,
-    slot: &CallbackSlot,
-    stop: &AtomicBool,
-    secrets: &Secrets,
-) {
-    depositkit_core::runtime::block_host_signals();
-    let mut batch = first;
-    while !stop.load(Ordering::SeqCst) {
-        for event in &batch {
-            if stop.load(Ordering::SeqCst) {
-                return;
-            }
-            slot.call(|py| Ok(Py::new(py, PyFleetEvent::new(py, event)?)?.into_any()));
-        }
-        batch = match reader.read(BATCH, READ_WAIT) {
-            Ok(batch) => batch,
-            Err(error) => {
-                let error = secrets.scrub(&error.to_string());
-                tracing::warn!(%error, "reading the fleet's event log failed: reading again");
-                let until = Instant::now() + RETRY_AFTER;
-                while !stop.load(Ordering::SeqCst) && Instant::now() < until {
-                    std::thread::park_timeout(Duration::from_millis(100));
-                }
-                Vec::new()
-            }
-        };
-    }
+    events: EventSubscription,
 }
 
 /// The reader `events()` keeps: the next call that starts where the last one ended reuses it
@@ -225,18 +187,18 @@ impl PyDepositFleet {
                 type_name(callback)
             )));
         }
-        let secrets = self.shared.secrets.clone();
-        let cursor = cursor_arg(py, &secrets, cursor)?;
+        let cursor = cursor_arg(py, &self.shared.secrets, cursor)?;
         let fleet = self.fleet(py)?;
         // A first read here: a cursor of another cluster or an unreachable database raises
         // now, not on the thread.
+        let start = cursor.clone();
         let (reader, first) = self.run(py, move || {
             let mut reader = fleet.event_reader(cursor);
             let first = reader.read(BATCH, Duration::ZERO)?;
             Ok((reader, first))
         })?;
         let callback = callback.clone().unbind();
-        let subscribed = self.shared.feeds.subscribe(reader, first, callback, secrets);
+        let subscribed = self.shared.feeds.subscribe(start, reader, first, callback);
         let id = subscribed.map_err(|e| {
             let message = format!("cannot start the callback's thread: {e}");
             to_py_err(py, Error::new(ErrorKind::Internal, message))
