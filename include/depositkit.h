@@ -1101,7 +1101,9 @@ depositkit_status depositkit_user_rpc_client_get_users_info(const depositkit_use
 //   partner key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency`
 //   (default `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
 // - `chainRpcUrls` (object, default see below): Chain watchers (`docs/finality.md`): chain id (a
-//   number, or its text) -> the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched
+//   number, or its text) -> the chain's JSON-RPC endpoint (an EVM node, or Solana's):
+//   `http(s)://`, polled every 100 ms, or for an EVM chain `ws(s)://`, told of new heads by
+//   `eth_subscribe` (polled over the socket when the endpoint refuses subscriptions). A watched
 //   chain's deposits are `seen` when their transfer is included, `confirming` as blocks come,
 //   `confirmed` when the chain's finality rule (`finality`) is met, and only then swept; one a
 //   reorganisation removes first is `reorged` and never swept. Balance polling goes on beside
@@ -2736,7 +2738,13 @@ depositkit_status depositkit_set_log_callback(uint32_t min_level,
 // `depositkit_stuck_deposits`, `depositkit_http_requests_total` (by `service` and `status`),
 // `depositkit_http_request_duration_seconds`, `depositkit_http_retries_total`,
 // `depositkit_retries_total`, `depositkit_events_delivered_total`,
-// `depositkit_events_dropped_total`. Serve it as `text/plain; version=0.0.4`.
+// `depositkit_events_dropped_total`; then fleet mode's (`depositkit_fleet_*`, zero until a
+// fleet member runs in the process): `depositkit_fleet_owners_held`,
+// `depositkit_fleet_lease_renewals_total`, `depositkit_fleet_leases_lost_total`,
+// `depositkit_fleet_members_reaped_total`, `depositkit_fleet_owners_claimed_total`,
+// `depositkit_fleet_owners_released_total`, `depositkit_fleet_commands_total` (by `outcome`:
+// `done`, `failed`), `depositkit_fleet_events_written_total` (see docs/fleet.md). Serve it as
+// `text/plain; version=0.0.4`.
 //
 // On success `*out_text` is a string owned by the caller (free it with
 // `depositkit_string_free`). Returns `DEPOSITKIT_STATUS_OK`, or
@@ -3062,7 +3070,7 @@ depositkit_status depositkit_fleet_owners(const depositkit_fleet *fleet, char **
 // the log's order, never concurrently with itself (callbacks of two subscriptions may run at
 // the same time). It reads events in batches, waiting up to 0.5 s for new ones (woken as soon
 // as an event commits). When a read fails (the database is unreachable) the failure is logged
-// (target `depositkit_ffi::fleet::subscribe`, level warn) and the read is tried again a
+// (target `depositkit_fleet::subscription`, level warn) and the read is tried again a
 // second later, from the same place: nothing is skipped.
 //
 // Re-entry: a callback may call any depositkit function, including

@@ -5,6 +5,7 @@
 //! cargo build --release -p depositkit-benches --bin watch_latency
 //! target/release/watch_latency                       # devnet's simulated Base chain
 //! target/release/watch_latency --anvil-url http://127.0.0.1:8545 --chain-id 8453
+//! target/release/watch_latency --anvil-url http://127.0.0.1:8545 --watch-url ws://127.0.0.1:8545
 //! ```
 //!
 //! On devnet (in process, on a fresh database), each sample is a `RunningDevnet::deposit` to one
@@ -12,7 +13,9 @@
 //! returns; on anvil (automining), an `eth_sendTransaction` of 1 wei from its first account,
 //! mined before it returns. The clock starts when the call returns and stops when the watcher's
 //! sink receives the transfer's `Included`. Samples start at random moments of the watcher's
-//! poll interval. Options: `--addresses 1000,10000`, `--samples 200`, `--poll-ms 100`.
+//! poll interval. Options: `--addresses 1000,10000`, `--samples 200`, `--poll-ms 100`,
+//! `--watch-url URL` (the watcher's endpoint when it is not the one the transfers are sent to:
+//! anvil's websocket, where new heads come by `eth_subscribe`).
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -31,6 +34,8 @@ struct Options {
     samples: usize,
     poll: Duration,
     anvil: Option<(String, u64)>,
+    /// The watcher's endpoint, when not the chain's URL.
+    watch_url: Option<String>,
 }
 
 fn options() -> Options {
@@ -39,6 +44,7 @@ fn options() -> Options {
         samples: 200,
         poll: Duration::from_millis(100),
         anvil: None,
+        watch_url: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut chain_id = 8453;
@@ -54,6 +60,7 @@ fn options() -> Options {
             "--poll-ms" => options.poll = Duration::from_millis(value.parse().unwrap_or(100)),
             "--anvil-url" => url = Some(value),
             "--chain-id" => chain_id = value.parse().unwrap_or(chain_id),
+            "--watch-url" => options.watch_url = Some(value),
             other => {
                 eprintln!("unknown option {other}");
                 std::process::exit(2);
@@ -120,6 +127,7 @@ fn main() {
             (Source::Devnet(devnet, db), url, 8453)
         }
     };
+    let url = options.watch_url.clone().unwrap_or(url);
     println!("| watched addresses | poll interval | samples | p50 | p99 | max |");
     println!("|---|---|---|---|---|---|");
     let mut lcg = Lcg(42);

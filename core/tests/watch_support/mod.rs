@@ -126,6 +126,13 @@ impl Relay {
         }
     }
 
+    /// The open connections die; new ones are relayed (a dropped socket, the endpoint up).
+    pub fn reset(&self) {
+        for stream in self.live.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
     /// The endpoint is back.
     pub fn restore(&self) {
         self.open.store(true, Ordering::SeqCst);

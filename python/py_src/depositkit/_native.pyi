@@ -405,7 +405,10 @@ def metrics_text() -> str:
     """Every metric of the process (all clients) in the Prometheus text exposition format
     (0.0.4): deposits detected, credited, refunded and failed by chain and token, sweep, refund
     and poll latency, the backlog and stuck deposits, HTTP requests by service and status,
-    retries, events delivered and dropped. Serve it from your own ``/metrics``.
+    retries, events delivered and dropped; then fleet mode's (``depositkit_fleet_*``, zero until
+    a ``DepositFleet`` runs in the process): owners held, leases renewed and lost, members
+    reaped, owners claimed and released, commands run by outcome, events written to the fleet's
+    log (``docs/fleet.md``). Serve it from your own ``/metrics``.
 
     Returns:
         The text, one ``# HELP`` / ``# TYPE`` block per metric family (a family with labels,
@@ -2125,13 +2128,15 @@ class DepositClient:
                 ``mode`` (``"overlay"``, the default, or ``"redirect"``), ``fiat_currency`` (default
                 ``"USD"``), ``default_fiat_amount``, ``payment_mode``, ``widget_url``.
             chain_rpc_urls: Chain watchers (``docs/finality.md``): chain id (a number, or its text)
-                → the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's
-                deposits are ``seen`` when their transfer is included, ``confirming`` as blocks
-                come, ``confirmed`` when the chain's finality rule (``finality``) is met, and only
-                then swept; one a reorganisation removes first is ``reorged`` and never swept.
-                Balance polling goes on beside them, so a deposit is found while an endpoint is
-                down. Endpoints are never shown (their path may hold a key). Default none: every
-                chain's deposits are the balance's rises, swept at once.
+                → the chain's JSON-RPC endpoint (an EVM node, or Solana's): ``http(s)://``, polled
+                every 100 ms, or for an EVM chain ``ws(s)://``, told of new heads by
+                ``eth_subscribe`` (polled over the socket when the endpoint refuses subscriptions).
+                A watched chain's deposits are ``seen`` when their transfer is included,
+                ``confirming`` as blocks come, ``confirmed`` when the chain's finality rule
+                (``finality``) is met, and only then swept; one a reorganisation removes first is
+                ``reorged`` and never swept. Balance polling goes on beside them, so a deposit is
+                found while an endpoint is down. Endpoints are never shown (their path may hold a
+                key). Default none: every chain's deposits are the balance's rises, swept at once.
             finality: When a deposit on a watched chain (``chain_rpc_urls``) is final
                 (``docs/finality.md``), every key optional: ``chains`` (chain id →
                 ``{"confirmations": n}``, ``"safe"`` (Solana's ``"confirmed"``) or ``"finalized"``,
@@ -3206,8 +3211,8 @@ class DepositFleet:
         renew_every: float = 3.0,
         **options: Any,
     ) -> asyncio.Future[DepositFleet]:
-        """``AsyncDepositFleet.join``: joins on the library's blocking pool, and the member also
-        gets a pool of its own for its awaited calls."""
+        """``AsyncDepositFleet.join``: joins on the library's blocking pool; the member's
+        awaited calls share its connection pool."""
     def _add_owner_async(self, owner: str, *, destination: Optional[_DestinationLike] = None) -> asyncio.Future[str]:
         """``add_owner``, awaited (a member of ``_join_async`` only)."""
     def _remove_owner_async(self, owner: str) -> asyncio.Future[None]:

@@ -3,6 +3,7 @@
 //! snapshot only when it has new blocks to look at).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock};
 
 use crate::chains::{AddressType, get_address_type};
@@ -16,12 +17,18 @@ use crate::validate::validate_address_for_chain;
 pub struct WatchedAddresses {
     chain_id: u64,
     set: RwLock<HashSet<String>>,
+    /// Counts the changes: what was made of the set is remade when it moved.
+    generation: AtomicU64,
 }
 
 impl WatchedAddresses {
     /// An empty set for `chain_id`.
     pub fn new(chain_id: u64) -> Self {
-        WatchedAddresses { chain_id, set: RwLock::new(HashSet::new()) }
+        WatchedAddresses {
+            chain_id,
+            set: RwLock::new(HashSet::new()),
+            generation: AtomicU64::new(0),
+        }
     }
 
     /// `address` in the form the set keeps, after checking it is an address of the chain.
@@ -44,7 +51,11 @@ impl WatchedAddresses {
         let canonical =
             addresses.into_iter().map(|a| self.canonical(a)).collect::<Result<Vec<_>>>()?;
         let mut set = self.set.write().unwrap_or_else(PoisonError::into_inner);
-        Ok(canonical.into_iter().filter(|a| set.insert(a.clone())).count())
+        let added = canonical.into_iter().filter(|a| set.insert(a.clone())).count();
+        if added > 0 {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+        Ok(added)
     }
 
     /// Removes `addresses` (unknown or malformed ones are ignored); returns how many were there.
@@ -52,12 +63,21 @@ impl WatchedAddresses {
         let canonical: Vec<String> =
             addresses.into_iter().filter_map(|a| self.canonical(a).ok()).collect();
         let mut set = self.set.write().unwrap_or_else(PoisonError::into_inner);
-        canonical.iter().filter(|a| set.remove(*a)).count()
+        let removed = canonical.iter().filter(|a| set.remove(*a)).count();
+        if removed > 0 {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+        removed
     }
 
     /// Whether `canonical` (already in the set's form) is watched.
     pub fn contains(&self, canonical: &str) -> bool {
         self.set.read().unwrap_or_else(PoisonError::into_inner).contains(canonical)
+    }
+
+    /// A number that changes whenever addresses are added or removed.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// How many addresses are watched.
@@ -88,6 +108,9 @@ mod tests {
         let set = WatchedAddresses::new(8453);
         let address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
         assert_eq!(set.add([address, &address.to_ascii_lowercase()]).unwrap(), 1);
+        let generation = set.generation();
+        set.add([address]).unwrap();
+        assert_eq!(set.generation(), generation, "nothing changed");
         assert!(set.contains("0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"));
         let err = set.add(["0x1234"]).unwrap_err();
         assert!(err.message().contains("0x1234"), "{err}");

@@ -1,4 +1,4 @@
-//! Following one EVM chain over JSON-RPC (HTTP): each step reads the newest block; when it moved,
+//! Following one EVM chain over JSON-RPC (HTTP or a websocket: `transport`): each step reads the newest block; when it moved,
 //! checks that the block last processed is still in the chain (else walks back to the fork and
 //! reports the orphaned transfers removed), then reads the new blocks one by one — native
 //! transfers from their transactions, ERC-20 `Transfer` logs into the watched addresses through
@@ -16,11 +16,13 @@ use alloy_primitives::{Address, B256};
 use serde_json::{Value, json};
 
 use super::addresses::WatchedAddresses;
+use super::runner::Control;
 use super::signal::{ChainSignal, Inclusion, TransferSeen};
 use super::tracker::Tracker;
+use super::transport::Transport;
 use super::{NATIVE_TRANSFER_INDEX, WatchSettings, token_of};
 use crate::chain::erc20::{TRANSFER_EVENT_TOPIC, decode_transfer_log};
-use crate::chain::evm::{EvmRpc, Log, quantity_u256};
+use crate::chain::evm::{Log, quantity_u256};
 use crate::chain::rpc::{malformed, quantity_u64};
 use crate::error::{Error, ErrorKind, Result};
 use crate::units::U256;
@@ -49,11 +51,13 @@ struct Candidate {
 #[derive(Debug)]
 pub(super) struct EvmFollower {
     chain_id: u64,
-    rpc: EvmRpc,
+    rpc: Transport,
     addresses: Arc<WatchedAddresses>,
     tracker: Tracker,
     settings: WatchSettings,
     heads: Option<(u64, Option<u64>, Option<u64>)>,
+    /// The `eth_getLogs` topic chunks and the address set's generation they were made of.
+    topics: Option<(u64, Arc<Vec<Value>>)>,
 }
 
 impl EvmFollower {
@@ -65,16 +69,18 @@ impl EvmFollower {
     ) -> Self {
         EvmFollower {
             chain_id,
-            rpc: EvmRpc::new(url, &settings.http),
+            rpc: Transport::new(url, &settings),
             addresses,
             tracker: Tracker::new(chain_id, settings.reorg_window),
             settings,
             heads: None,
+            topics: None,
         }
     }
 
     /// One step; `true` when blocks are left to read (the runner steps again at once).
     pub(super) fn step(&mut self, emit: &mut dyn FnMut(ChainSignal)) -> Result<bool> {
+        self.rpc.follow_heads()?;
         let newest = self.block("latest", false)?.ok_or_else(|| no_block("latest"))?;
         let latest = newest.inclusion.height;
         if self.tracker.tip().is_none() {
@@ -101,7 +107,8 @@ impl EvmFollower {
             scanned = height;
         }
         if scanned > tip {
-            candidates.extend(self.token_transfers(tip + 1, scanned)?);
+            let chunks = self.topic_chunks();
+            candidates.extend(self.token_transfers(tip + 1, scanned, &chunks)?);
         }
         for seen in self.confirm(candidates)? {
             if let Some(signal) = self.tracker.include(seen) {
@@ -110,6 +117,11 @@ impl EvmFollower {
         }
         self.report_heads(latest, emit)?;
         Ok(scanned < latest)
+    }
+
+    /// The pause after a step that caught up (`transport`); `false` once stopped.
+    pub(super) fn pause(&self, control: &Control, settings: &WatchSettings) -> bool {
+        self.rpc.pause(control, settings)
     }
 
     /// When the block last processed is no longer in the chain: finds the newest remembered
@@ -165,22 +177,41 @@ impl EvmFollower {
         Ok(found)
     }
 
-    /// ERC-20 `Transfer` logs into watched addresses in blocks `from..=to`, the filter's `to`
-    /// topics in chunks of `addresses_per_filter`. A log of a block other than the one
-    /// processed at its height (a reorg in between) is left for the next step.
-    fn token_transfers(&self, from: u64, to: u64) -> Result<Vec<Candidate>> {
-        const METHOD: &str = "eth_getLogs";
+    /// The `to` topics of the watched addresses in chunks of `addresses_per_filter`, made
+    /// again only when the addresses changed (10,000 addresses are 10,000 parses a step).
+    fn topic_chunks(&mut self) -> Arc<Vec<Value>> {
+        let generation = self.addresses.generation();
+        if let Some((made_at, chunks)) = &self.topics
+            && *made_at == generation
+        {
+            return Arc::clone(chunks);
+        }
         let watched = self.addresses.snapshot();
-        let mut found = Vec::new();
-        for chunk in watched.chunks(self.settings.addresses_per_filter.max(1)) {
-            let topics: Vec<String> = chunk.iter().map(|a| address_topic(a)).collect();
+        let chunks: Vec<Value> = watched
+            .chunks(self.settings.addresses_per_filter.max(1))
+            .map(|chunk| Value::from(chunk.iter().map(|a| address_topic(a)).collect::<Vec<_>>()))
+            .collect();
+        let chunks = Arc::new(chunks);
+        self.topics = Some((generation, Arc::clone(&chunks)));
+        chunks
+    }
+
+    /// ERC-20 `Transfer` logs into watched addresses in blocks `from..=to`, one filter per
+    /// chunk of `to` topics, `parallel_requests` of them at a time. A log of a block other than
+    /// the one processed at its height (a reorg in between) is left for the next step.
+    fn token_transfers(&self, from: u64, to: u64, chunks: &[Value]) -> Result<Vec<Candidate>> {
+        const METHOD: &str = "eth_getLogs";
+        let answers = fan_out(chunks, self.settings.parallel_requests, |topics| {
             let filter = json!({
                 "fromBlock": hex(from),
                 "toBlock": hex(to),
                 "topics": [TRANSFER_EVENT_TOPIC.to_string(), Value::Null, topics],
             });
-            let answer = self.rpc.request(METHOD, json!([filter]))?;
-            let items = answer.as_array().ok_or_else(|| malformed(METHOD, "an array", &answer))?;
+            self.rpc.request(METHOD, json!([filter]))
+        })?;
+        let mut found = Vec::new();
+        for answer in &answers {
+            let items = answer.as_array().ok_or_else(|| malformed(METHOD, "an array", answer))?;
             for item in items {
                 if item.get("removed").and_then(Value::as_bool) == Some(true) {
                     continue;
@@ -215,13 +246,14 @@ impl EvmFollower {
     /// Reads the receipts of the candidates' transactions: keeps the transfers of successful
     /// transactions in the block they were found in, with their position in the transaction.
     fn confirm(&self, candidates: Vec<Candidate>) -> Result<Vec<TransferSeen>> {
-        let mut receipts: HashMap<String, Option<TxReceipt>> = HashMap::new();
+        let mut txs: Vec<&str> = candidates.iter().map(|c| c.tx.as_str()).collect();
+        txs.sort_unstable();
+        txs.dedup();
+        let read = fan_out(&txs, self.settings.parallel_requests, |tx| self.receipt(tx))?;
+        let receipts: HashMap<String, Option<TxReceipt>> =
+            txs.into_iter().map(str::to_owned).zip(read).collect();
         let mut seen = Vec::new();
         for candidate in candidates {
-            if !receipts.contains_key(&candidate.tx) {
-                let receipt = self.receipt(&candidate.tx)?;
-                receipts.insert(candidate.tx.clone(), receipt);
-            }
             let Some(Some(receipt)) = receipts.get(&candidate.tx) else { continue };
             if !receipt.success || receipt.block_hash != candidate.inclusion.hash {
                 continue;
@@ -341,6 +373,42 @@ fn read_log(method: &str, item: &Value) -> Result<(Log, String)> {
     Ok((log, block_hash))
 }
 
+/// `call` for each of `items`, at most `width` at a time (each thread takes every `width`-th
+/// item in turn); the answers in the items' order, or the first error.
+fn fan_out<T: Sync, R: Send>(
+    items: &[T],
+    width: usize,
+    call: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let width = width.clamp(1, items.len().max(1));
+    if width == 1 {
+        return items.iter().map(&call).collect();
+    }
+    let call = &call;
+    let shares: Vec<Result<Vec<(usize, R)>>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..width)
+            .map(|first| {
+                scope.spawn(move || {
+                    (first..items.len())
+                        .step_by(width)
+                        .map(|i| call(&items[i]).map(|answer| (i, answer)))
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut answers: Vec<(usize, R)> = Vec::with_capacity(items.len());
+    for share in shares {
+        answers.extend(share?);
+    }
+    answers.sort_unstable_by_key(|(i, _)| *i);
+    Ok(answers.into_iter().map(|(_, answer)| answer).collect())
+}
+
 /// The 32-byte topic of an address (left-padded).
 fn address_topic(address: &str) -> String {
     let parsed: Address = address.parse().unwrap_or(Address::ZERO);
@@ -367,5 +435,19 @@ mod tests {
         let topic = address_topic("0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed");
         assert_eq!(topic, format!("0x{}5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", "0".repeat(24)));
         assert_eq!(hex(26), "0x1a");
+    }
+
+    #[test]
+    fn fanned_out_calls_answer_in_order_or_fail() {
+        let items: Vec<u64> = (0..10).collect();
+        for width in [0, 1, 3, 16] {
+            let answers = fan_out(&items, width, |i| Ok(i * 2)).unwrap();
+            assert_eq!(answers, (0..10).map(|i| i * 2).collect::<Vec<_>>(), "width {width}");
+        }
+        let failed = fan_out(&items, 4, |i| {
+            if *i == 7 { Err(Error::new(ErrorKind::Network, "down")) } else { Ok(*i) }
+        });
+        assert_eq!(failed.unwrap_err().message(), "down");
+        assert!(fan_out(&Vec::<u64>::new(), 4, |i| Ok(*i)).unwrap().is_empty());
     }
 }

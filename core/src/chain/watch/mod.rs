@@ -5,6 +5,8 @@
 //! - [`addresses`]: the watched addresses, changed at run time.
 //! - [`tracker`]: the recent blocks and the reported transfers; reorgs (pure).
 //! - `evm` / `solana`: following one chain over its JSON-RPC endpoint.
+//! - `transport` / `ws`: an EVM chain's endpoint over HTTP (polled) or a websocket (new heads
+//!   by `eth_subscribe` where the endpoint offers it, else polled over the socket).
 //! - `runner`: the watcher's thread — steps, backoff, [`Down`](ChainSignal::Down) and
 //!   [`Up`](ChainSignal::Up).
 //! - [`shared`]: one watcher per (chain, endpoint) per process, its signals routed to the
@@ -30,6 +32,9 @@ pub mod shared;
 pub mod signal;
 mod solana;
 pub mod tracker;
+mod transport;
+mod ws;
+mod ws_stream;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,8 +55,11 @@ pub const NATIVE_TRANSFER_INDEX: u32 = u32::MAX;
 #[derive(Debug, Clone)]
 pub struct WatchSettings {
     /// The pause between two looks at the chain's newest block or slot when nothing changed:
-    /// the detection latency's main part.
+    /// the detection latency's main part (on a polled endpoint).
     pub poll_interval: Duration,
+    /// On a websocket endpoint that follows new heads for the watcher (`eth_subscribe`): the
+    /// longest pause without a head before it looks anyway (a subscription that went quiet).
+    pub subscribed_poll_interval: Duration,
     /// The longest pause between two attempts while the endpoint is down (the pause doubles
     /// from `poll_interval` up to this).
     pub max_backoff: Duration,
@@ -64,6 +72,9 @@ pub struct WatchSettings {
     pub from_height: Option<u64>,
     /// Watched addresses per `eth_getLogs` filter.
     pub addresses_per_filter: usize,
+    /// Requests of one step made at the same time (the `eth_getLogs` filters of many
+    /// addresses, the receipts of a block's transfers), each on a thread of the step's own.
+    pub parallel_requests: usize,
     /// Signatures asked per address and step (Solana).
     pub signatures_per_address: usize,
     /// The HTTP settings of the endpoint's client; its retries should stay off (the watcher
@@ -77,11 +88,13 @@ impl Default for WatchSettings {
         http.retry.max_retries = 0;
         WatchSettings {
             poll_interval: Duration::from_millis(100),
+            subscribed_poll_interval: Duration::from_secs(2),
             max_backoff: Duration::from_secs(5),
             max_blocks_per_step: 100,
             reorg_window: 128,
             from_height: None,
             addresses_per_filter: 500,
+            parallel_requests: 4,
             signatures_per_address: 100,
             http,
         }
@@ -108,13 +121,14 @@ impl std::fmt::Debug for ChainWatcher {
 
 impl ChainWatcher {
     /// Starts watching chain `chain_id` (an EVM chain or Solana, by depositkit's chain table)
-    /// through the JSON-RPC endpoint `url`; `sink` gets every signal, on the watcher's thread
+    /// through the JSON-RPC endpoint `url` (`http(s)://`, or for an EVM chain `ws(s)://`: new
+    /// heads by subscription where the endpoint offers it); `sink` gets every signal, on the watcher's thread
     /// (keep it short: forward to a channel or a queue). Nothing is watched until
     /// [`watch`](ChainWatcher::watch) adds addresses; heads are reported from the start.
     ///
     /// # Errors
     /// [`ErrorKind::Configuration`](crate::ErrorKind::Configuration) for an unknown chain or a
-    /// URL that is not `http(s)://`; [`ErrorKind::Internal`](crate::ErrorKind::Internal) when
+    /// URL that is not `http(s)://` (or `ws(s)://` on an EVM chain); [`ErrorKind::Internal`](crate::ErrorKind::Internal) when
     /// the thread cannot start. An endpoint that cannot be reached is not an error: the watcher
     /// reports [`Down`](ChainSignal::Down) and retries.
     pub fn start(
@@ -125,9 +139,12 @@ impl ChainWatcher {
     ) -> Result<ChainWatcher> {
         let chain = Chain::from_id(chain_id)
             .ok_or_else(|| Error::configuration(format!("Unknown chain ID: {chain_id}")))?;
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
+        let http = url.starts_with("http://") || url.starts_with("https://");
+        let evm = get_address_type(chain_id) == AddressType::Evm;
+        if !(http || evm && transport::is_websocket(url)) {
+            let wanted = if evm { "an http(s) or ws(s)" } else { "an http(s)" };
             return Err(Error::configuration(format!(
-                "the chain watcher of {} needs an http(s) endpoint, got {}",
+                "the chain watcher of {} needs {wanted} endpoint, got {}",
                 chain.name(),
                 crate::describe::quote(&crate::chain::rpc::origin(url))
             )));
@@ -236,9 +253,17 @@ mod tests {
     #[test]
     fn bad_endpoints_are_refused_without_their_path() {
         let err =
-            ChainWatcher::start(8453, "ws://node.example/SECRET", WatchSettings::default(), |_| {})
+            ChainWatcher::start(101, "ws://node.example/SECRET", WatchSettings::default(), |_| {})
                 .unwrap_err();
-        assert!(!err.message().contains("SECRET"), "{err}");
+        assert!(!err.message().contains("SECRET") && err.message().contains("http(s)"), "{err}");
+        let err = ChainWatcher::start(
+            8453,
+            "ftp://node.example/SECRET",
+            WatchSettings::default(),
+            |_| {},
+        )
+        .unwrap_err();
+        assert!(!err.message().contains("SECRET") && err.message().contains("ws(s)"), "{err}");
         assert!(
             ChainWatcher::start(5, "http://127.0.0.1:1", WatchSettings::default(), |_| {}).is_err()
         );

@@ -26,6 +26,22 @@ impl Follower {
             Follower::Solana(f) => f.step(emit),
         }
     }
+
+    /// The pause after a step that caught up (a websocket endpoint: until its next head);
+    /// `false` once stopped.
+    fn pause(&self, control: &Control, settings: &WatchSettings) -> bool {
+        match self {
+            Follower::Evm(f) => f.pause(control, settings),
+            Follower::Solana(_) => control.pause(settings.poll_interval),
+        }
+    }
+}
+
+/// What the handle asked of the thread, taken without waiting ([`Control::interrupt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Interrupt {
+    Stop,
+    Wake,
 }
 
 /// Stop and wake-up requests from the handle to its thread.
@@ -52,8 +68,17 @@ impl Control {
         self.changed.notify_all();
     }
 
+    /// The stop or wake-up asked since the last look, without waiting (a wake-up is taken).
+    pub(super) fn interrupt(&self) -> Option<Interrupt> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.stop {
+            return Some(Interrupt::Stop);
+        }
+        std::mem::take(&mut state.wake).then_some(Interrupt::Wake)
+    }
+
     /// Waits `pause`, or less when woken; `false` once stopped.
-    fn pause(&self, pause: Duration) -> bool {
+    pub(super) fn pause(&self, pause: Duration) -> bool {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let (mut state, _) = self
             .changed
@@ -109,7 +134,7 @@ fn run(
                     down = false;
                     sink(ChainSignal::Up { chain_id });
                 }
-                if !control.pause(settings.poll_interval) {
+                if !follower.pause(control, settings) {
                     return;
                 }
             }

@@ -5,7 +5,14 @@
 //! subscriber) and returns a [`Subscription`]; dropping it stops following the address, and
 //! the last one stops the watcher (on a thread of its own: it may be in the middle of a
 //! request). Signals are routed: a transfer to the subscribers of its address, a removal to
-//! the subscribers the transfer went to, heads and `Down`/`Up` to everyone.
+//! the subscribers the transfer went to, `Down`/`Up` to everyone. Heads go to the subscribers
+//! that need them: those with a transfer of theirs not yet settled (below the `finalized` head
+//! and [`INTEREST_DEPTH`] blocks deep) or asked to start from a block, every head; the others
+//! their first head, the newest head just before a transfer of theirs, and one every
+//! [`IDLE_HEAD_INTERVAL`] (at most [`IDLE_HEADS_PER_HEAD`] of them per head). A head to each of
+//! 10,000 clients would be 10,000 task wake-ups per block for nothing but a client's view of
+//! the chain: they queued in front of the transfer a client waits for (`docs/benchmarks.md`,
+//! issue 18).
 //!
 //! A subscriber that asks to start from a block the watcher is already past (a restarted
 //! client with confirming deposits) restarts the shared watcher from that block: the others
@@ -14,6 +21,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -25,6 +33,19 @@ use crate::validate::validate_address_for_chain;
 
 /// Transfers remembered for routing their removal; past it, the lower half (by height) goes.
 const MAX_REMEMBERED: usize = 65_536;
+
+/// How far past a transfer's block a subscriber keeps getting every head (once the `finalized`
+/// head, when the chain has one, passed it too): more than any default confirmation count
+/// (`docs/finality.md`). A rule asking for more is judged at the idle rate past it.
+pub const INTEREST_DEPTH: u64 = 64;
+
+/// How often a subscriber without a transfer in flight gets a head (its view of the chain and
+/// its chain health stay fresh).
+pub const IDLE_HEAD_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The most idle subscribers one head goes to (the rest at the next heads): the wake-ups of a
+/// refresh are spread out.
+pub const IDLE_HEADS_PER_HEAD: usize = 500;
 
 type Key = (u64, String);
 
@@ -56,6 +77,39 @@ struct Subscriber {
     /// lower block reads them again): not told, as a watcher of its own would not have seen
     /// them. `None` until the first head after it came (the next block is its first).
     floor: Option<u64>,
+    /// The highest block of a transfer routed to it (or the block it asked to start from):
+    /// every head goes to it until that block is settled ([`settled`]).
+    interest: Option<u64>,
+    /// The `latest` of the newest head it got, and when.
+    head_sent: Option<u64>,
+    head_sent_at: Instant,
+}
+
+impl Subscriber {
+    fn new(id: u64, sender: UnboundedSender<ChainSignal>, floor: Option<u64>) -> Self {
+        Subscriber {
+            id,
+            sender,
+            floor,
+            interest: floor,
+            head_sent: None,
+            head_sent_at: Instant::now(),
+        }
+    }
+
+    fn send(&mut self, signal: &ChainSignal) {
+        if let ChainSignal::Head { latest, .. } = signal {
+            self.head_sent = Some(*latest);
+            self.head_sent_at = Instant::now();
+        }
+        let _ = self.sender.send(signal.clone());
+    }
+}
+
+/// Whether a transfer in block `height` no longer needs every head: `finalized` (when the
+/// chain has one) passed it and `latest` is [`INTEREST_DEPTH`] blocks past it.
+fn settled(height: u64, latest: u64, finalized: Option<u64>) -> bool {
+    finalized.is_none_or(|f| f >= height) && latest >= height.saturating_add(INTEREST_DEPTH)
 }
 
 /// Who gets which signal of one shared watcher.
@@ -79,23 +133,19 @@ impl Router {
                 let key = (transfer.tx.clone(), transfer.index);
                 self.transfers.insert(key, (transfer.to.clone(), transfer.inclusion.height));
                 self.forget_oldest();
-                Some(transfer.to.clone())
+                Some((transfer.to.clone(), transfer.inclusion.height))
             }
             // A removal of a transfer not remembered goes to everyone: the engine ignores
             // transactions it does not know.
-            ChainSignal::Removed { tx, index, .. } => {
-                self.transfers.remove(&(tx.clone(), *index)).map(|(to, _)| to)
-            }
+            ChainSignal::Removed { tx, index, .. } => self.transfers.remove(&(tx.clone(), *index)),
             ChainSignal::Head { latest, finalized, .. } => {
-                for subscriber in self.by_address.values_mut().flatten() {
-                    subscriber.floor.get_or_insert(latest.saturating_add(1));
-                }
                 if let Some(finalized) = finalized {
                     // A final block no longer leaves the chain.
                     self.transfers.retain(|_, (_, height)| *height >= *finalized);
                 }
                 self.head = Some(signal.clone());
-                None
+                self.route_head(&signal, *latest, *finalized);
+                return;
             }
             ChainSignal::Down { .. } => {
                 self.down = Some(signal.clone());
@@ -106,22 +156,58 @@ impl Router {
                 None
             }
         };
+        let head = self.head.clone();
         match to {
-            Some(to) => {
-                let height = match &signal {
-                    ChainSignal::Included(transfer) => transfer.inclusion.height,
-                    _ => u64::MAX,
-                };
-                for subscriber in self.by_address.get(&to).into_iter().flatten() {
-                    if subscriber.floor.is_some_and(|floor| height >= floor) {
-                        let _ = subscriber.sender.send(signal.clone());
+            Some((to, height)) => {
+                let included = matches!(signal, ChainSignal::Included(_));
+                for subscriber in self.by_address.get_mut(&to).into_iter().flatten() {
+                    if included && subscriber.floor.is_none_or(|floor| height < floor) {
+                        continue;
                     }
+                    // Its view of the chain first: the transfer's count is judged against it.
+                    if let Some(head @ ChainSignal::Head { latest, .. }) = &head
+                        && subscriber.head_sent != Some(*latest)
+                    {
+                        subscriber.send(head);
+                    }
+                    if included {
+                        subscriber.interest = subscriber.interest.max(Some(height));
+                    }
+                    subscriber.send(&signal);
                 }
             }
             None => {
-                for subscriber in self.by_address.values().flatten() {
-                    let _ = subscriber.sender.send(signal.clone());
+                for subscriber in self.by_address.values_mut().flatten() {
+                    subscriber.send(&signal);
                 }
+            }
+        }
+    }
+
+    /// A head to the subscribers that need it (the module's doc).
+    fn route_head(&mut self, head: &ChainSignal, latest: u64, finalized: Option<u64>) {
+        let now = Instant::now();
+        let mut idle_budget = IDLE_HEADS_PER_HEAD;
+        for subscriber in self.by_address.values_mut().flatten() {
+            subscriber.floor.get_or_insert(latest.saturating_add(1));
+            let wanted = match subscriber.interest {
+                Some(height) => {
+                    if settled(height, latest, finalized) {
+                        subscriber.interest = None;
+                    }
+                    true
+                }
+                // Its first head: the chain is being read (the client's `health()` says so).
+                None if subscriber.head_sent.is_none() => true,
+                None => {
+                    let due = now.duration_since(subscriber.head_sent_at) >= IDLE_HEAD_INTERVAL;
+                    let wanted = due && idle_budget > 0;
+                    idle_budget -= usize::from(wanted);
+                    wanted
+                }
+            };
+            if wanted {
+                subscriber.send(head);
             }
         }
     }
@@ -259,10 +345,11 @@ pub fn subscribe(
             (None, Some(ChainSignal::Head { latest, .. })) => Some(latest.saturating_add(1)),
             (None, _) => None,
         };
-        for known in router.head.iter().chain(&router.down) {
-            let _ = sender.send(known.clone());
+        let mut subscriber = Subscriber::new(id, sender, from_height);
+        subscriber.floor = floor;
+        for known in router.head.clone().iter().chain(&router.down.clone()) {
+            subscriber.send(known);
         }
-        let subscriber = Subscriber { id, sender, floor };
         router.by_address.entry(address.clone()).or_default().push(subscriber);
         id
     };
@@ -315,7 +402,7 @@ mod tests {
         let mut inboxes = Vec::new();
         for (id, (address, floor)) in ["0xa", "0xb"].into_iter().zip(floors).enumerate() {
             let (sender, inbox) = mpsc::unbounded_channel();
-            let subscriber = Subscriber { id: id as u64, sender, floor };
+            let subscriber = Subscriber::new(id as u64, sender, floor);
             router.by_address.insert(address.into(), vec![subscriber]);
             inboxes.push(inbox);
         }
@@ -352,6 +439,40 @@ mod tests {
         assert_eq!(a.try_recv().unwrap(), head);
         assert_eq!(b.try_recv().unwrap(), head, "b hears only the head");
         assert!(b.try_recv().is_err());
+    }
+
+    fn head(latest: u64, finalized: Option<u64>) -> ChainSignal {
+        ChainSignal::Head { chain_id: 8453, latest, safe: None, finalized }
+    }
+
+    #[test]
+    fn idle_subscribers_get_heads_only_with_their_transfers_until_settled() {
+        let (mut router, mut busy, mut idle) = two([Some(10), None]);
+        router.route(head(9, Some(4)));
+        assert_eq!(busy.try_recv().unwrap(), head(9, Some(4)), "it asked for block 10 on");
+        assert_eq!(idle.try_recv().unwrap(), head(9, Some(4)), "its first head");
+        router.route(head(10, Some(5)));
+        assert_eq!(busy.try_recv().unwrap(), head(10, Some(5)));
+        assert!(idle.try_recv().is_err(), "nothing of its own in flight");
+        router.route(included("0xb", "0x2", 11));
+        router.route(head(11, Some(6)));
+        assert_eq!(idle.try_recv().unwrap(), head(10, Some(5)), "the newest head first");
+        assert_eq!(idle.try_recv().unwrap(), included("0xb", "0x2", 11));
+        assert_eq!(idle.try_recv().unwrap(), head(11, Some(6)), "its transfer is in flight");
+        // Settled: finalized past block 11 and INTEREST_DEPTH blocks on; that head is the last.
+        let deep = 11 + INTEREST_DEPTH;
+        router.route(head(deep, Some(11)));
+        router.route(head(deep + 1, Some(12)));
+        assert_eq!(idle.try_recv().unwrap(), head(deep, Some(11)));
+        assert!(idle.try_recv().is_err(), "settled: idle again");
+        while busy.try_recv().is_ok() {}
+        // An idle subscriber's refresh comes after IDLE_HEAD_INTERVAL.
+        for subscriber in router.by_address.values_mut().flatten() {
+            subscriber.head_sent_at = Instant::now() - IDLE_HEAD_INTERVAL;
+        }
+        router.route(head(deep + 2, Some(13)));
+        assert_eq!(idle.try_recv().unwrap(), head(deep + 2, Some(13)));
+        assert_eq!(busy.try_recv().unwrap(), head(deep + 2, Some(13)));
     }
 
     #[test]

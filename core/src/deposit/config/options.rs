@@ -122,7 +122,9 @@ deposit_options! {
     onramp / with_onramp: OnrampConfig = OnrampConfig::default(),
         "onramp", Object, check |_, onramp| check_onramp(onramp);
     /// Chain watchers (`docs/finality.md`): chain id (a number, or its text) → the chain's
-    /// JSON-RPC endpoint (an EVM node, or Solana's). A watched chain's deposits are `seen` when
+    /// JSON-RPC endpoint (an EVM node, or Solana's): `http(s)://`, polled every 100 ms, or for
+    /// an EVM chain `ws(s)://`, told of new heads by `eth_subscribe` (polled over the socket
+    /// when the endpoint refuses subscriptions). A watched chain's deposits are `seen` when
     /// their transfer is included, `confirming` as blocks come, `confirmed` when the chain's
     /// finality rule (`finality`) is met, and only then swept; one a reorganisation removes
     /// first is `reorged` and never swept. Balance polling goes on beside them, so a deposit is found
