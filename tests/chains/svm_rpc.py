@@ -15,7 +15,19 @@ advances by one and a fresh blockhash is issued, valid while it is one of the ne
 ``BLOCKHASH_WINDOW`` (300), i.e. up to its ``lastValidBlockHeight`` (block height = slot: no slot
 is skipped). LiteSVM's own check accepts only its latest blockhash, so it is switched off and this
 server checks the window itself. Two identical transfers built on two ``getLatestBlockhash``
-answers are therefore two transactions.
+answers are therefore two transactions. The development method ``svm_advanceSlots [count]`` makes
+``count`` empty blocks (as ``anvil_mine`` does on anvil).
+
+Commitment (svm_history.py): on one validator without forks a block is ``confirmed`` (and
+``processed``) as soon as it is made, and ``finalized`` once 31 blocks are built on it.
+``getSlot``, ``getBlockHeight``, ``getSignaturesForAddress``, ``getTransaction``, ``getBlock`` and
+``getSignatureStatuses``' ``confirmationStatus`` follow those levels (no commitment given: the
+newest block, so that block heights match the blockhashes issued); balances and accounts are the
+newest state whatever the commitment. Transactions are read back in the ``json`` and ``jsonParsed``
+encodings, with the lamports and token balances of their accounts before and after (instructions
+are not parsed).
+
+svm_history.py is imported from this script's directory: run the script, do not import it.
 """
 
 from __future__ import annotations
@@ -23,7 +35,6 @@ from __future__ import annotations
 import argparse
 import base64
 import collections
-import decimal
 import http.server
 import json
 import threading
@@ -41,6 +52,15 @@ from solders.token.associated import get_associated_token_address
 from solders.token.state import Mint, TokenAccount
 from solders.transaction import Transaction, VersionedTransaction
 from solders.transaction_metadata import FailedTransactionMetadata, TransactionMetadata
+from svm_history import (
+    COMMITMENTS,
+    SIGNATURES_LIMIT,
+    AccountKey,
+    History,
+    Landed,
+    TokenBalance,
+    token_amount,
+)
 
 TOKEN_PROGRAM_ID = Pubkey.from_string("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")
 TOKEN_2022_PROGRAM_ID = Pubkey.from_string("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb")
@@ -175,21 +195,6 @@ def error_json(failed: FailedTransactionMetadata) -> Any:
     return json.loads(failed.to_json())["err"]
 
 
-def ui_amount_string(amount: int, decimals: int) -> str:
-    """``amount`` scaled by ``decimals``, trailing zeros trimmed (Solana's ``uiAmountString``)."""
-    text = format(decimal.Decimal(amount).scaleb(-decimals), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def token_amount(amount: int, decimals: int) -> dict[str, Any]:
-    return {
-        "amount": str(amount),
-        "decimals": decimals,
-        "uiAmount": amount / 10**decimals,
-        "uiAmountString": ui_amount_string(amount, decimals),
-    }
-
-
 class SvmRpc:
     """The SVM and the RPC methods over it. ``call`` is thread-safe: one lock serializes every
     access to the SVM, which is not thread-safe itself."""
@@ -199,14 +204,18 @@ class SvmRpc:
         self.lock = threading.Lock()
         # Issued blockhashes, oldest first, -> their lastValidBlockHeight.
         self.blockhashes: collections.OrderedDict[Hash, int] = collections.OrderedDict()
-        # Landed transactions (signature -> (slot, error JSON or None)), for getSignatureStatuses.
-        self.landed: dict[Signature, tuple[int, Any]] = {}
+        # Blocks and landed transactions (failed ones included), for the reads of a watcher.
+        self.history = History()
+        self.history.add_block(self.slot, str(self.svm.latest_blockhash()))
         self.mint_authority = Keypair()
         self.methods: dict[str, Callable[[list[Any]], Any]] = {
             "getHealth": self.get_health,
             "getVersion": self.get_version,
             "getSlot": self.get_slot,
             "getBlockHeight": self.get_slot,
+            "getSignaturesForAddress": self.get_signatures_for_address,
+            "getTransaction": self.get_transaction,
+            "getBlock": self.get_block,
             "getBalance": self.get_balance,
             "getAccountInfo": self.get_account_info,
             "getMultipleAccounts": self.get_multiple_accounts,
@@ -220,6 +229,7 @@ class SvmRpc:
             "getSignatureStatuses": self.get_signature_statuses,
             "requestAirdrop": self.request_airdrop,
             "svm_mintTo": self.mint_to,
+            "svm_advanceSlots": self.advance_slots,
         }
         self.request_airdrop([str(self.mint_authority.pubkey()), MINT_AUTHORITY_LAMPORTS])
         for address, decimals in MINTS.values():
@@ -268,19 +278,79 @@ class SvmRpc:
         self.blockhashes[blockhash] = self.slot + BLOCKHASH_WINDOW - 1
         while len(self.blockhashes) > BLOCKHASH_WINDOW:
             self.blockhashes.popitem(last=False)
+        self.history.add_block(self.slot, str(blockhash))
         return blockhash
 
-    def land(self, result: Union[TransactionMetadata, FailedTransactionMetadata]) -> Signature:
-        """Records a LiteSVM result for getSignatureStatuses when the transaction landed (LiteSVM
-        keeps landed transactions, failed ones included, in its history); returns its signature.
-        A transaction that failed before execution (no fee payer funds, a duplicate, …) never
-        lands, as on a real cluster."""
+    def run(
+        self,
+        keys: list[AccountKey],
+        recent_blockhash: str,
+        execute: Callable[[], Union[TransactionMetadata, FailedTransactionMetadata]],
+    ) -> Union[TransactionMetadata, FailedTransactionMetadata]:
+        """Runs a transaction on the SVM (``execute``) and, when it landed (LiteSVM keeps landed
+        transactions, failed ones included, in its history), records it in the history with the
+        balances of its accounts (``keys``) before and after. A transaction that failed before
+        execution (no fee payer funds, a duplicate, …) never lands, as on a real cluster."""
+        pre = self.snapshot(keys)
+        result = execute()
         meta = result.meta() if isinstance(result, FailedTransactionMetadata) else result
         signature = meta.signature()
         if self.svm.get_transaction(signature) is not None:
-            err = error_json(result) if isinstance(result, FailedTransactionMetadata) else None
-            self.landed[signature] = (self.slot, err)
-        return signature
+            post = self.snapshot(keys)
+            self.history.add(
+                Landed(
+                    signature=str(signature),
+                    slot=self.slot,
+                    err=error_json(result) if isinstance(result, FailedTransactionMetadata) else None,
+                    keys=tuple(keys),
+                    pre_lamports=pre[0],
+                    post_lamports=post[0],
+                    pre_tokens=pre[1],
+                    post_tokens=post[1],
+                    fee=meta.fee(),
+                    logs=tuple(meta.logs()),
+                    recent_blockhash=recent_blockhash,
+                    compute_units=meta.compute_units_consumed(),
+                )
+            )
+        return result
+
+    def run_transaction(
+        self, tx: Union[Transaction, VersionedTransaction]
+    ) -> Union[TransactionMetadata, FailedTransactionMetadata]:
+        """``run`` of a signed transaction, its keys read from its message."""
+        message = tx.message
+        header = message.header
+        count = len(message.account_keys)
+        signed, readonly_signed = header.num_required_signatures, header.num_readonly_signed_accounts
+        readonly_unsigned = header.num_readonly_unsigned_accounts
+        keys = [
+            AccountKey(
+                str(key),
+                signer=i < signed,
+                writable=i < signed - readonly_signed or signed <= i < count - readonly_unsigned,
+            )
+            for i, key in enumerate(message.account_keys)
+        ]
+        return self.run(keys, str(message.recent_blockhash), lambda: self.svm.send_transaction(tx))
+
+    def snapshot(self, keys: list[AccountKey]) -> tuple[tuple[int, ...], tuple[TokenBalance, ...]]:
+        """The lamports of each account of ``keys``, and the balances of those that are token
+        accounts."""
+        lamports = []
+        tokens = []
+        for index, key in enumerate(keys):
+            account = self.svm.get_account(Pubkey.from_string(key.pubkey))
+            lamports.append(0 if account is None else account.lamports)
+            if account is None or account.lamports == 0 or account.owner != TOKEN_PROGRAM_ID:
+                continue
+            if len(account.data) != 165:
+                continue
+            state = TokenAccount.from_bytes(account.data)
+            decimals = self.mint_decimals(state.mint)
+            if decimals is not None:
+                tokens.append(TokenBalance(index, str(state.mint), str(state.owner), state.amount, decimals))
+        return tuple(lamports), tuple(tokens)
 
     # --- parameters -----------------------------------------------------------------------------
 
@@ -408,7 +478,65 @@ class SvmRpc:
     def get_version(self, params: list[Any]) -> dict[str, Any]:
         return {"solana-core": SOLANA_CORE_VERSION, "feature-set": 0}
 
+    def commitment_slot(self, config: dict[str, Any], lowest: str = "processed") -> int:
+        """The newest slot of the config's ``commitment`` (none given: the newest block), which
+        must be ``lowest`` or above (Solana refuses ``processed`` for transaction reads)."""
+        commitment = config.get("commitment", "confirmed")
+        if commitment not in COMMITMENTS:
+            raise invalid_params(f"unknown commitment {commitment!r} (use one of {', '.join(COMMITMENTS)})")
+        if COMMITMENTS.index(commitment) < COMMITMENTS.index(lowest):
+            raise invalid_params(f"Method does not support commitment below `{lowest}`")
+        return self.history.slot_at(commitment)
+
     def get_slot(self, params: list[Any]) -> int:
+        return self.commitment_slot(self.config(params, 0))
+
+    def get_signatures_for_address(self, params: list[Any]) -> list[dict[str, Any]]:
+        address = self.pubkey(self.param(params, 0, str, "address"), "address")
+        config = self.config(params, 1)
+        limit = config.get("limit", SIGNATURES_LIMIT)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= SIGNATURES_LIMIT:
+            raise invalid_params(f"limit must be 1 to {SIGNATURES_LIMIT}, got {limit!r}")
+        up_to = self.commitment_slot(config, "confirmed")
+        before, until = config.get("before"), config.get("until")
+        return self.history.signatures_for_address(str(address), up_to, limit, before, until)
+
+    def get_transaction(self, params: list[Any]) -> Optional[dict[str, Any]]:
+        signature = self.param(params, 0, str, "signature")
+        try:
+            Signature.from_string(signature)
+        except ValueError:
+            raise invalid_params(f"invalid signature {signature!r}") from None
+        config = params[1] if len(params) > 1 and params[1] is not None else {}
+        if isinstance(config, str):  # the deprecated form: the encoding alone
+            config = {"encoding": config}
+        if not isinstance(config, dict):
+            raise invalid_params(f"config must be dict, got {config!r}")
+        encoding = self.encoding(config, "json", ("json", "jsonParsed"))
+        up_to = self.commitment_slot(config, "confirmed")
+        return self.history.transaction(signature, up_to, encoding == "jsonParsed")
+
+    def get_block(self, params: list[Any]) -> dict[str, Any]:
+        slot = self.param(params, 0, int, "slot")
+        config = self.config(params, 1)
+        self.encoding(config, "json", ("json", "jsonParsed"))
+        details = config.get("transactionDetails", "full")
+        if details not in ("full", "signatures", "none"):
+            raise invalid_params(f"unsupported transactionDetails {details!r} (use full, signatures or none)")
+        if slot > self.commitment_slot(config, "confirmed"):
+            raise RpcError(-32004, f"Block not available for slot {slot}")
+        block = self.history.block(slot, details, bool(config.get("rewards", True)))
+        if block is None:
+            raise RpcError(-32007, f"Slot {slot} was skipped, or missing due to ledger jump to recent snapshot")
+        return block
+
+    def advance_slots(self, params: list[Any]) -> int:
+        """``svm_advanceSlots [count]``: ``count`` (1 to 10,000) empty blocks; the new slot."""
+        count = self.param(params, 0, int, "count")
+        if not 1 <= count <= 10_000:
+            raise invalid_params(f"count must be 1 to 10000, got {count}")
+        for _ in range(count):
+            self.new_block()
         return self.slot
 
     def get_balance(self, params: list[Any]) -> dict[str, Any]:
@@ -498,7 +626,7 @@ class SvmRpc:
         if config.get("skipPreflight"):
             # No preflight: the node takes the transaction, whatever becomes of it.
             if self.check_blockhash(tx) is None:
-                self.land(self.svm.send_transaction(tx))
+                self.run_transaction(tx)
             return str(signature)
         err = self.check_blockhash(tx)
         logs: list[str] = []
@@ -517,7 +645,9 @@ class SvmRpc:
                 f"Transaction simulation failed: {describe_error(err)}",
                 {"err": err, "logs": logs, "accounts": None, "unitsConsumed": units, "returnData": None},
             )
-        return str(self.land(self.svm.send_transaction(tx)))
+        result = self.run_transaction(tx)
+        meta = result.meta() if isinstance(result, FailedTransactionMetadata) else result
+        return str(meta.signature())
 
     def simulate_transaction(self, params: list[Any]) -> dict[str, Any]:
         config = self.config(params, 1)
@@ -559,20 +689,20 @@ class SvmRpc:
         value: list[Optional[dict[str, Any]]] = []
         for text in self.param(params, 0, list, "signatures"):
             try:
-                signature = Signature.from_string(text)
+                Signature.from_string(text)
             except (TypeError, ValueError):
                 raise invalid_params(f"invalid signature {text!r}") from None
-            if signature not in self.landed:
+            landed = self.history.landed.get(text)
+            if landed is None:
                 value.append(None)
                 continue
-            slot, err = self.landed[signature]
             value.append(
                 {
-                    "slot": slot,
-                    "confirmations": None,
-                    "err": err,
-                    "status": {"Ok": None} if err is None else {"Err": err},
-                    "confirmationStatus": "finalized",
+                    "slot": landed.slot,
+                    "confirmations": self.history.confirmations(landed.slot),
+                    "err": landed.err,
+                    "status": {"Ok": None} if landed.err is None else {"Err": landed.err},
+                    "confirmationStatus": self.history.status_of(landed.slot),
                 }
             )
         return {"context": self.context(), "value": value}
@@ -582,10 +712,16 @@ class SvmRpc:
         lamports = self.param(params, 1, int, "lamports")
         # LiteSVM signs airdrops on its latest blockhash: a new one keeps two equal airdrops apart.
         self.new_block()
-        result = self.svm.airdrop(address, lamports)
+        keys = [
+            AccountKey(str(self.svm.airdrop_pubkey()), signer=True, writable=True),
+            AccountKey(str(address), signer=False, writable=True),
+            AccountKey(str(SYSTEM_PROGRAM_ID), signer=False, writable=False),
+        ]
+        blockhash = str(self.svm.latest_blockhash())
+        result = self.run(keys, blockhash, lambda: self.svm.airdrop(address, lamports))
         if isinstance(result, FailedTransactionMetadata):
             raise RpcError(-32603, f"airdrop failed: {describe_error(error_json(result))}")
-        return str(self.land(result))
+        return str(result.signature())
 
     def mint_to(self, params: list[Any]) -> str:
         """``svm_mintTo [mint, owner, rawAmount]``: CreateIdempotent of the owner's associated
@@ -624,11 +760,11 @@ class SvmRpc:
             ],
         )
         tx = Transaction([self.mint_authority], Message([create, mint_to], authority), self.new_block())
-        result = self.svm.send_transaction(tx)
+        result = self.run_transaction(tx)
         if isinstance(result, FailedTransactionMetadata):
             err = error_json(result)
             raise RpcError(-32002, f"svm_mintTo failed: {describe_error(err)}", {"err": err})
-        return str(self.land(result))
+        return str(result.signature())
 
 
 class Handler(http.server.BaseHTTPRequestHandler):

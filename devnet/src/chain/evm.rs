@@ -107,6 +107,16 @@ impl EvmChain {
         self.rpc.block_number().map_err(|e| self.fail(e))
     }
 
+    /// Whether the chain has the transaction `hash` mined (false for text that is no hash:
+    /// an observation id).
+    ///
+    /// # Errors
+    /// The node failed.
+    pub fn is_mined(&self, hash: &str) -> ChainResult<bool> {
+        let Ok(hash) = hash.parse::<B256>() else { return Ok(false) };
+        Ok(self.rpc.receipt(hash).map_err(|e| self.fail(e))?.is_some())
+    }
+
     /// What `owner` holds of `asset`, at `block` (the latest when `None`).
     ///
     /// # Errors

@@ -4,10 +4,14 @@
 //! `max(received, base + balance + collected + gas_paid − gas_sent)` ([`ChainLine::total_in`]):
 //! what left the address through devnet (collections and the gas the address paid) is added
 //! back and the gas devnet sent it taken out, so that what remains is exactly what arrived from
-//! outside. It never goes down, and each increase is recorded as `receive`s — for ERC-20 tokens
-//! one per `Transfer` log to the address when the logs add up to the increase (sender and hash
-//! from the log; a mint's sender is null), otherwise one `receive` with a null sender and an
-//! observation id as its hash.
+//! outside. It goes down only by what a reorganisation took (below), and each increase is
+//! recorded as `receive`s — for ERC-20 tokens one per `Transfer` log to the address when the
+//! logs add up to the increase (sender and hash from the log; a mint's sender is null),
+//! otherwise one `receive` with a null sender and an observation id as its hash.
+//!
+//! A line whose chain lost money that arrived (a reorganisation: devnet alone moves money out,
+//! and counts it) gets `received` lowered first and the lost `receive`s taken out of the history
+//! ([`super::reorg`]).
 //!
 //! The caller holds the account's lock ([`super::Chains::with_account`]), so devnet's own
 //! transactions for the account are settled ([`super::transfers::settle_unsettled`]) before the
@@ -18,11 +22,19 @@ use depositkit_core::chain::solana_tx::Pubkey;
 use depositkit_core::{TokenType, U256};
 
 use super::config::{Asset, SOLANA_CHAIN_ID};
+use super::reorg::{self, TakenBack};
 use super::{
     ChainError, ChainFailure, ChainResult, Chains, evm, observation_id, solana, transfers,
 };
 use crate::services::prices::Prices;
-use crate::store::{ChainLine, Observation, ObservedTransfer, Store, UaAccount};
+use crate::store::{ChainLine, Observation, ObservedTransfer, Store, UaAccount, Uncredit};
+
+/// What one reading of a line found: the `receive`s the chain lost, then what to record.
+struct Reading {
+    token: TokenType,
+    taken_back: Vec<TakenBack>,
+    observation: Option<Observation>,
+}
 
 /// Which lines to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,11 +77,11 @@ pub fn observe(
             Ok((chain_id, lines))
         })
         .collect::<Result<_, crate::error::Error>>()?;
-    let readings: Vec<ChainResult<Vec<Observation>>> = std::thread::scope(|scope| {
+    let readings: Vec<Result<Vec<Reading>, ChainFailure>> = std::thread::scope(|scope| {
         let handles: Vec<_> = lines
             .iter()
             .map(|(chain_id, lines)| {
-                scope.spawn(move || read_chain(chains, prices, account, *chain_id, lines))
+                scope.spawn(move || read_chain(chains, store, prices, account, *chain_id, lines))
             })
             .collect();
         handles
@@ -78,16 +90,16 @@ pub fn observe(
             .map(|(handle, (chain_id, _))| {
                 handle
                     .join()
-                    .unwrap_or_else(|_| Err(ChainError::new(*chain_id, "reading panicked")))
+                    .unwrap_or_else(|_| Err(ChainError::new(*chain_id, "reading panicked").into()))
             })
             .collect()
     });
     let mut first_error = None;
-    for reading in readings {
+    for (reading, (chain_id, _)) in readings.into_iter().zip(&lines) {
         match reading {
-            Ok(observations) => {
-                for observation in observations {
-                    store.record_observation(&observation)?;
+            Ok(readings) => {
+                for reading in readings {
+                    record(store, account, *chain_id, reading)?;
                 }
             }
             Err(e) => {
@@ -96,39 +108,84 @@ pub fn observe(
         }
     }
     match first_error {
-        Some(e) => Err(e.into()),
+        Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
-/// The observations of one chain whose balance, `received` or scanned block changed.
+/// Takes back what the chain lost, then records the observation.
+fn record(
+    store: &Store,
+    account: &UaAccount,
+    chain_id: u64,
+    reading: Reading,
+) -> Result<(), crate::error::Error> {
+    if !reading.taken_back.is_empty() {
+        let address = account.deposit_address(chain_id);
+        let uncredits: Vec<Uncredit<'_>> = reading
+            .taken_back
+            .iter()
+            .map(|t| Uncredit {
+                tx_hash: &t.tx_hash,
+                address,
+                chain_id,
+                token: reading.token,
+                raw_amount: t.raw_amount,
+            })
+            .collect();
+        store.uncredit(&uncredits)?;
+    }
+    match reading.observation {
+        Some(observation) => store.record_observation(&observation),
+        None => Ok(()),
+    }
+}
+
+/// The receipts of `line` the chain lost, given the address's `balance` now (none when it lost
+/// nothing), and the line without them.
+fn lost(
+    store: &Store,
+    account: &UaAccount,
+    chain_id: u64,
+    token: TokenType,
+    line: &ChainLine,
+    balance: U256,
+    still_mined: impl FnMut(&str) -> ChainResult<bool>,
+) -> Result<(Vec<TakenBack>, ChainLine), ChainFailure> {
+    let fall = reorg::fall(line, balance);
+    if fall.is_zero() {
+        return Ok((Vec::new(), *line));
+    }
+    let receipts = store.ua_receipts(&account.id, chain_id, token, U256::ZERO, line.received)?;
+    let taken = reorg::take_back(line, fall, &receipts, still_mined)?;
+    let line = reorg::without(line, &taken);
+    Ok((taken, line))
+}
+
+/// The readings of one chain's lines.
 fn read_chain(
     chains: &Chains,
+    store: &Store,
     prices: &Prices,
     account: &UaAccount,
     chain_id: u64,
     lines: &[(TokenType, ChainLine)],
-) -> ChainResult<Vec<Observation>> {
+) -> Result<Vec<Reading>, ChainFailure> {
     let config = chains.config();
-    let mut observations = Vec::new();
+    let mut readings = Vec::new();
     if chain_id == SOLANA_CHAIN_ID {
         let chain = chains.solana()?;
         let owner: Pubkey = solana::pubkey(&account.solana_address).map_err(|e| chain.fail(e))?;
         for (token, line) in lines {
             let Some(asset) = config.asset(chain_id, *token) else { continue };
             let balance = chain.balance(&owner, asset)?;
-            observations.extend(observation(
-                account,
-                chain_id,
-                *token,
-                line,
-                balance,
-                None,
-                prices,
-                Vec::new,
-            ));
+            let (taken_back, line) =
+                lost(store, account, chain_id, *token, line, balance, |_| Ok(false))?;
+            let observation =
+                observation(account, chain_id, *token, &line, balance, None, prices, Vec::new);
+            readings.push(Reading { token: *token, taken_back, observation });
         }
-        return Ok(observations);
+        return Ok(readings);
     }
     let chain = chains.evm(chain_id)?;
     let owner: Address = evm::address(&account.evm_address).map_err(|e| chain.fail(e))?;
@@ -137,7 +194,15 @@ fn read_chain(
     for (token, line) in lines {
         let Some(asset) = config.asset(chain_id, *token) else { continue };
         let balance = chain.balance(owner, asset, Some(block))?;
-        let from_block = line.scanned_block.map_or(0, |b| b.saturating_add(1));
+        // Native lines' receipts are observations: nothing on the chain says which one left.
+        let is_token = matches!(asset, Asset::Token(_));
+        let (taken_back, line) = lost(store, account, chain_id, *token, line, balance, |hash| {
+            Ok(is_token && chain.is_mined(hash)?)
+        })?;
+        let line = &line;
+        // A chain that went back below the scanned block (`evm_revert`): read on from its head,
+        // and the scanned block goes back to it.
+        let from_block = line.scanned_block.map_or(0, |b| b.min(block).saturating_add(1));
         let logs = match asset {
             Asset::Token(token_config) if line.total_in(balance) > line.received => {
                 let contract = evm::address(&token_config.address).map_err(|e| chain.fail(e))?;
@@ -156,11 +221,11 @@ fn read_chain(
                 })
                 .collect()
         };
-        observations.extend(observation(
-            account, chain_id, *token, line, balance, scanned, prices, transfers,
-        ));
+        let observation =
+            observation(account, chain_id, *token, line, balance, scanned, prices, transfers);
+        readings.push(Reading { token: *token, taken_back, observation });
     }
-    Ok(observations)
+    Ok(readings)
 }
 
 /// The observation of one line, or `None` when nothing changed. `transfers` are the incoming

@@ -9,7 +9,8 @@
 //! - [`evm`] and [`solana`]: one chain each — reads, signed sends and the fate of a sent
 //!   transaction, over `depositkit_core::chain`'s RPC clients.
 //! - [`inventory`]: stocking the vault with the chains' development methods.
-//! - [`ledger_sync`]: turning chain balances into the accounts' `received` and receipts.
+//! - [`ledger_sync`]: turning chain balances into the accounts' `received` and receipts;
+//!   [`reorg`]: taking back what a reorganisation of a chain removed.
 //! - [`transfers`]: sweeps and refunds as collect + deliver legs, resumable.
 //!
 //! Every function here blocks (HTTP to the nodes); the server calls them from `spawn_blocking`.
@@ -22,6 +23,7 @@ pub mod evm_signer;
 pub mod inventory;
 pub mod keys;
 pub mod ledger_sync;
+pub mod reorg;
 pub mod solana;
 pub mod transfers;
 

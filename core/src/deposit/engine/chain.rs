@@ -29,6 +29,7 @@ use crate::deposit::machine::{self, DepositState, Effect, Input};
 use crate::deposit::model::{DetectedDeposit, deposit_id, now_ms, transfer_deposit_id};
 use crate::deposit::records::DepositRecord;
 use crate::deposit::store::Change;
+use crate::deposit::watcher::{DUST_THRESHOLD_USD, meets_token_minimum};
 use crate::error::Result;
 use crate::tokens::{TokenType, get_token_decimals};
 use crate::units::{U256, format_units};
@@ -281,6 +282,18 @@ impl Inner {
             change.records.extend(state.write_of(&id));
             return;
         }
+        let decimals = u32::from(get_token_decimals(token, Some(chain_id)));
+        let price = self.chains.price(chain_id, token.symbol());
+        if !could_be_a_deposit(token, transfer.raw_amount, decimals, price) {
+            // Below what the balance would take for a deposit (devnet's chain-backed mode sends
+            // a deposit address the gas of its collection, for one): not followed.
+            tracing::debug!(
+                chain = chain_id,
+                token = token.symbol(),
+                "a transfer below the minimum deposit: not followed"
+            );
+            return;
+        }
         self.seen_on_chain(state, transfer, token, events, change);
     }
 
@@ -446,4 +459,30 @@ fn on_removed(state: &mut State, chain_id: u64, tx: &str, index: u32, change: &m
         link.block_hash = None;
     }
     change.records.extend(state.write_of(&id));
+}
+
+/// Whether a transfer the chain shows first could be a deposit: at least the token's minimum
+/// deposit and, once a poll told the token's price, worth more than dust — what the balance
+/// would take for one (`watcher::judge`).
+fn could_be_a_deposit(token: TokenType, raw: U256, decimals: u32, price_usd: f64) -> bool {
+    let worth = format_units(raw, decimals).ok().and_then(|a| a.parse::<f64>().ok());
+    let dust = price_usd > 0.0 && worth.is_some_and(|w| w * price_usd <= DUST_THRESHOLD_USD);
+    meets_token_minimum(token, raw, decimals) && !dust
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfers_below_the_minimum_deposit_or_dust_are_not_deposits() {
+        let wei = |eth: &str| crate::units::parse_units(eth, 18).unwrap();
+        // The gas of a collection (0.00005 ETH) is below ETH's minimum deposit, price or not.
+        assert!(!could_be_a_deposit(TokenType::ETH, wei("0.00005"), 18, 0.0));
+        assert!(could_be_a_deposit(TokenType::ETH, wei("0.001"), 18, 0.0));
+        assert!(could_be_a_deposit(TokenType::ETH, wei("0.001"), 18, 2500.0));
+        // Dust by its price: 0.5 USDC at 0.1 USD.
+        assert!(!could_be_a_deposit(TokenType::USDC, U256::from(500_000u64), 6, 0.1));
+        assert!(could_be_a_deposit(TokenType::USDC, U256::from(500_000u64), 6, 1.0));
+    }
 }
