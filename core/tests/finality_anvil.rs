@@ -213,3 +213,27 @@ fn a_deposit_mined_again_later_keeps_its_id_and_is_credited_once() {
     assert_eq!(delivered(&owner), swept, "swept once");
     client.close().unwrap();
 }
+
+/// The same chain watched through the node's websocket (`ws://`, `eth_subscribe` to new heads):
+/// the deposit is seen, confirmed after its 3 confirmations, and credited once at the
+/// destination.
+#[test]
+fn a_deposit_watched_through_a_websocket_endpoint_is_confirmed_and_credited_once() {
+    let net = turn();
+    let ws = chains().evm_url(BASE).replacen("http://", "ws://", 1);
+    assert!(ws.starts_with("ws://"), "{ws}");
+    let rule = Some(FinalityRule::Confirmations(3));
+    let (client, owner) = finality_support::watching_client(&net, BASE, &ws, rule, true);
+    let address = client.deposit_addresses().unwrap().evm;
+    let mut pulled = Vec::new();
+    let (id, tx, _) = deposit_followed(&client, &signed_usdc(&address, 9_000_000), &mut pulled);
+    mine_blocks(2);
+    let confirmed = wait_phase(&client, &id, DepositPhase::Confirmed, &mut pulled);
+    assert_eq!(confirmed.confirmations, Some(3));
+    let swept = wait_credited(&client, &id, &mut pulled);
+    credited_once_alone(&pulled, &id, false);
+    assert_eq!(receipts(&net, &client), [(tx, (0, 9_000_000))]);
+    assert_eq!(delivered(&owner), swept, "credited once");
+    assert!(swept > U256::from(8_000_000u64) && swept < U256::from(9_000_000u64), "{swept}");
+    client.close().unwrap();
+}
