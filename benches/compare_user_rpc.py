@@ -7,6 +7,10 @@ How to run it (from the repository root)::
     .venv/bin/python benches/compare_user_rpc.py
     scripts/python-env.sh                          # back to the debug build the tests use
 
+``--devnet PATH`` (repeatable) runs the given server binaries one after the other with the same
+clients, e.g. a copy of ``target/release/depositkit-devnet`` built before a change and the new
+one: before and after in one run.
+
 It starts one ``depositkit-devnet serve --demo`` on 127.0.0.1 (from ``target/release`` when
 built, else ``target/debug``; the output says which) on a fresh SQLite file, and stops it at the
 end. Traffic goes to loopback only; each run is bounded (``--calls`` per client and method).
@@ -148,9 +152,15 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000, help="timed calls per client and method (default 2000)")
     parser.add_argument("--warmup", type=int, default=200, help="untimed calls first (default 200)")
     parser.add_argument("--allow-debug", action="store_true", help="time a debug build of the extension anyway")
+    parser.add_argument("--rounds", type=int, default=1, help="run every server this many times, in turn (default 1)")
+    parser.add_argument(
+        "--devnet", type=pathlib.Path, action="append", default=[],
+        help="the depositkit-devnet binary to run (default: target/release, else target/debug); "
+        "given twice or more, every row is measured against each in turn, e.g. a copy built before a change",
+    )
     args = parser.parse_args()
-    if not 1 <= args.calls <= 100_000 or not 0 <= args.warmup <= 100_000:
-        parser.error("--calls must be 1..100000 and --warmup 0..100000")
+    if not 1 <= args.calls <= 100_000 or not 0 <= args.warmup <= 100_000 or not 1 <= args.rounds <= 100:
+        parser.error("--calls must be 1..100000, --warmup 0..100000 and --rounds 1..100")
     if _native._DEBUG_BUILD and not args.allow_debug:
         sys.exit(
             "depositkit._native is a debug build: run scripts/python-env.sh --release first "
@@ -171,7 +181,20 @@ def main() -> None:
     except ImportError:
         print("httpx is not installed: skipped")
 
-    binary, profile = find_devnet()
+    if args.devnet:
+        for binary in args.devnet:
+            if not binary.is_file():
+                sys.exit(f"--devnet {binary}: no such file")
+        binaries = [(binary, str(binary)) for binary in args.devnet]
+    else:
+        binary, profile = find_devnet()
+        binaries = [(binary, f"target/{profile}")]
+    for _ in range(args.rounds):
+        for binary, shown in binaries:
+            compare(args, peers, binary, shown)
+
+
+def compare(args: argparse.Namespace, peers: dict[str, Any], binary: pathlib.Path, shown: str) -> None:
     with tempfile.TemporaryDirectory(prefix="depositkit-bench-") as tmp:
         server = Server(binary, pathlib.Path(tmp))
         try:
@@ -183,7 +206,7 @@ def main() -> None:
             ]
             print(
                 f"depositkit {depositkit.__version__} ({'debug' if _native._DEBUG_BUILD else 'release'} build of the extension), "
-                f"devnet server from target/{profile} ({binary}), Python {sys.version.split()[0]}, "
+                f"devnet server {shown} ({binary}), Python {sys.version.split()[0]}, "
                 f"{args.calls} sequential calls per row after {args.warmup} warm-up calls, one keep-alive connection each"
             )
             print()

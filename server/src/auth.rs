@@ -70,6 +70,19 @@ pub fn parse_basic(header: Option<&[u8]>) -> Result<Credentials, AuthFailure> {
     Ok(Credentials { project_id: project_id.to_owned(), server_key: server_key.to_owned() })
 }
 
+impl Credentials {
+    /// The project id to look up: lower-case when it is a UUID. One that is not a UUID cannot
+    /// exist, but is still looked up, so that it costs the comparison a known one does.
+    pub fn lookup_id(&self) -> String {
+        normalize_uuid("project", &self.project_id).unwrap_or_else(|_| self.project_id.clone())
+    }
+
+    /// The presented server key.
+    pub fn server_key(&self) -> &str {
+        &self.server_key
+    }
+}
+
 /// Checks the header against the store and returns the authenticated project id.
 ///
 /// # Errors
@@ -82,9 +95,7 @@ pub async fn authenticate(
         Ok(c) => c,
         Err(failure) => return Ok(Err(failure)),
     };
-    // A project id that is not a UUID cannot exist; still spend the comparison on it.
-    let project_id = normalize_uuid("project", &credentials.project_id)
-        .unwrap_or_else(|_| credentials.project_id.clone());
+    let project_id = credentials.lookup_id();
     if store.verify_server_key(&project_id, &credentials.server_key).await? {
         Ok(Ok(project_id))
     } else {

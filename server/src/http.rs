@@ -14,9 +14,10 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use crate::auth::{self, AuthFailure};
-use crate::methods::Context;
+use crate::methods::{self, Context};
 use crate::rpc::{self, RpcError, codes};
-use crate::store::UserStore;
+use crate::store::{Lookup, UserStore};
+use crate::time;
 
 /// Path of the JSON-RPC service.
 pub const USER_RPC_PATH: &str = "/user-rpc";
@@ -87,25 +88,55 @@ enum Answer {
     Unauthorized(AuthFailure),
 }
 
-/// Authenticates, then answers the body.
+/// Authenticates, then answers the body. A single request (the common case) takes one trip to
+/// the store for both ([`crate::store::lookup`]): its envelope and params are checked first
+/// (pure), and whatever they say, a caller whose credentials are wrong only learns that.
 async fn answer(
     store: &UserStore,
     header: Option<&[u8]>,
     parsed: serde_json::Result<Value>,
 ) -> crate::Result<Answer> {
-    let project_id = match auth::authenticate(store, header).await? {
-        Ok(project_id) => project_id,
+    let credentials = match auth::parse_basic(header) {
+        Ok(credentials) => credentials,
         Err(failure) => return Ok(Answer::Unauthorized(failure)),
     };
-    let body = match parsed {
-        Ok(body) => body,
-        Err(e) => {
-            let error = RpcError::parse_error(&e.to_string());
-            return Ok(Answer::Reply(Some(rpc::failure(&Value::Null, error))));
-        }
+    let project_id = credentials.lookup_id();
+    let key = credentials.server_key();
+    let batch = match parsed {
+        Ok(one @ Value::Object(_)) => return answer_one(store, &project_id, key, &one).await,
+        other => other,
     };
-    let context = Context { store, project_id: &project_id };
-    Ok(Answer::Reply(rpc::handle(&body, &context).await))
+    // A batch (or a body that is not JSON, or not an object): the credentials, then its calls
+    // one after the other.
+    if store.authenticate_and_look_up(&project_id, key, &Lookup::Nothing).await?.is_none() {
+        return Ok(Answer::Unauthorized(AuthFailure::Rejected));
+    }
+    Ok(Answer::Reply(match batch {
+        Ok(body) => rpc::handle(&body, &Context { store, project_id: &project_id }).await,
+        Err(e) => Some(rpc::failure(&Value::Null, RpcError::parse_error(&e.to_string()))),
+    }))
+}
+
+/// One request object: checked, then the credentials and its lookup in one trip to the store.
+async fn answer_one(
+    store: &UserStore,
+    project_id: &str,
+    key: &str,
+    body: &Value,
+) -> crate::Result<Answer> {
+    // An invalid request is answered even without an id; a notification gets no answer.
+    let (id, planned) = match rpc::parse_request(body) {
+        Ok(request) => {
+            (request.id, methods::lookup_of(&request.method, &request.params, time::now_ms()))
+        }
+        Err((id, error)) => (Some(id), Err(error)),
+    };
+    let lookup = planned.as_ref().unwrap_or(&Lookup::Nothing);
+    let Some(found) = store.authenticate_and_look_up(project_id, key, lookup).await? else {
+        return Ok(Answer::Unauthorized(AuthFailure::Rejected));
+    };
+    let outcome = planned.and_then(|lookup| methods::answer(&lookup, found));
+    Ok(Answer::Reply(id.map(|id| rpc::reply(&id, outcome))))
 }
 
 /// Whether the request says its body is JSON (`application/json`, any parameters).

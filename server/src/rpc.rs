@@ -190,11 +190,15 @@ async fn handle_one(value: &Value, methods: &impl Methods) -> Option<Value> {
         Err((id, error)) => return Some(failure(&id, error)),
     };
     let outcome = methods.call(&request.method, &request.params).await;
-    let id = request.id?;
-    Some(match outcome {
-        Ok(result) => success(&id, result),
-        Err(error) => failure(&id, error),
-    })
+    Some(reply(&request.id?, outcome))
+}
+
+/// The response to a call with `id` that ended with `outcome`.
+pub fn reply(id: &Value, outcome: Result<Value, RpcError>) -> Value {
+    match outcome {
+        Ok(result) => success(id, result),
+        Err(error) => failure(id, error),
+    }
 }
 
 /// The method names of a body, for the request log (never the params: they hold tokens).

@@ -16,6 +16,16 @@ pub fn hash(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
 
+/// SHA-256 of a project id and a server key presented for it: how a server remembers, in
+/// memory only, which credentials it found valid lately (never stored, never logged).
+pub fn credential_hash(project_id: &str, server_key: &str) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(project_id.as_bytes());
+    hasher.update([0u8]);
+    hasher.update(server_key.as_bytes());
+    hasher.finalize().into()
+}
+
 /// Whether two stored hashes are equal, in time independent of where they differ.
 pub fn hashes_equal(a: &[u8], b: &[u8]) -> bool {
     a.ct_eq(b).into()

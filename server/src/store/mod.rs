@@ -5,6 +5,7 @@
 //! are stored as SHA-256 hashes only.
 
 pub mod import;
+pub mod lookup;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
@@ -14,6 +15,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
+pub use self::lookup::{Found, Lookup};
 pub use self::url::{DatabaseUrl, redact};
 use crate::error::{Error, Result};
 use crate::records::{ChainFamily, NewUser, ProjectCredentials, SessionStatus, User};
@@ -22,7 +24,8 @@ use postgres::PgStore;
 use sqlite::SqliteStore;
 
 /// The store behind a server: SQLite or PostgreSQL, chosen by the database URL. Clones share
-/// the connections. SQLite's blocking calls run on tokio's blocking pool.
+/// the connections. SQLite's blocking calls run on tokio's blocking pool, but for a request's
+/// lookup on a free connection ([`lookup`]).
 #[derive(Clone, Debug)]
 pub enum UserStore {
     /// `sqlite:///path`.
@@ -86,6 +89,51 @@ impl UserStore {
     /// Database failures only.
     pub async fn verify_server_key(&self, project_id: &str, server_key: &str) -> Result<bool> {
         dispatch!(self, verify_server_key(ref project_id, ref server_key))
+    }
+
+    /// Whether `server_key` is `project_id`'s key (constant time in the key) and, when it is,
+    /// what `lookup` finds for the project, in one trip to the store ([`lookup`]); `None` when
+    /// the key is wrong (nothing is looked up then).
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub async fn authenticate_and_look_up(
+        &self,
+        project_id: &str,
+        server_key: &str,
+        lookup: &Lookup,
+    ) -> Result<Option<Found>> {
+        let (accepted, found) = self.look_up_checked(project_id, Some(server_key), lookup).await?;
+        Ok(accepted.then_some(found))
+    }
+
+    /// What `lookup` finds for `project_id`, whose caller is already authenticated.
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub async fn look_up(&self, project_id: &str, lookup: &Lookup) -> Result<Found> {
+        Ok(self.look_up_checked(project_id, None, lookup).await?.1)
+    }
+
+    async fn look_up_checked(
+        &self,
+        project_id: &str,
+        server_key: Option<&str>,
+        lookup: &Lookup,
+    ) -> Result<(bool, Found)> {
+        match self {
+            UserStore::Sqlite(sqlite) => {
+                if let Some(answer) = sqlite.look_up_if_free(project_id, server_key, lookup) {
+                    return answer;
+                }
+                let sqlite = sqlite.clone();
+                let (project_id, lookup) = (project_id.to_owned(), lookup.clone());
+                let server_key = server_key.map(str::to_owned);
+                blocking(move || sqlite.look_up(&project_id, server_key.as_deref(), &lookup)).await
+            }
+            #[cfg(feature = "postgres")]
+            UserStore::Postgres(pg) => pg.look_up(project_id, server_key, lookup).await,
+        }
     }
 
     /// The User record of `uuid` when it belongs to `project_id`.

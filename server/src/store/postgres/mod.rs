@@ -7,7 +7,9 @@ mod read;
 mod schema;
 mod write;
 
+use std::collections::HashSet;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
@@ -27,7 +29,14 @@ pub struct PgStore {
     pool: Pool,
     /// The URL without its password, for errors.
     shown: String,
+    /// Credentials found valid lately ([`crate::secret::credential_hash`]): their lookups go
+    /// out with the key check, in one round trip; others' wait for the key check. It decides
+    /// only that order, never whether a caller is accepted: every request reads the key.
+    seen_valid: Arc<Mutex<HashSet<[u8; 32]>>>,
 }
+
+/// Credentials remembered in [`PgStore::seen_valid`] at most (then it starts again, empty).
+const MAX_SEEN_VALID: usize = 4096;
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -65,7 +74,7 @@ impl PgStore {
             .create_timeout(Some(CONNECT_TIMEOUT + Duration::from_secs(1)))
             .build()
             .map_err(|e| Error::DatabaseUrl { url: shown.clone(), message: e.to_string() })?;
-        let store = PgStore { pool, shown };
+        let store = PgStore { pool, shown, seen_valid: Arc::default() };
         let client = store.client().await?;
         schema::prepare(&client, &store.shown).await?;
         Ok(store)
@@ -85,6 +94,24 @@ impl PgStore {
                 other => other.to_string(),
             },
         })
+    }
+
+    /// Whether `credential` was found valid lately.
+    fn seen_valid(&self, credential: &[u8; 32]) -> bool {
+        self.seen_valid.lock().unwrap_or_else(PoisonError::into_inner).contains(credential)
+    }
+
+    /// Remembers whether `credential` was just found valid.
+    fn remember(&self, credential: [u8; 32], valid: bool) {
+        let mut seen = self.seen_valid.lock().unwrap_or_else(PoisonError::into_inner);
+        if !valid {
+            seen.remove(&credential);
+            return;
+        }
+        if seen.len() >= MAX_SEEN_VALID {
+            seen.clear();
+        }
+        seen.insert(credential);
     }
 
     /// Closes the pool: its idle connections now, the others when they come back.

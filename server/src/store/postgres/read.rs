@@ -1,4 +1,8 @@
 //! Lookups the server answers from: credentials, users, sessions, identities, membership.
+//!
+//! [`PgStore::look_up`] answers a whole request on one connection in one round trip
+//! ([`crate::store::lookup`]): its statements are sent at once and tokio-postgres pipelines
+//! them. The other methods answer one question each.
 
 use std::sync::LazyLock;
 
@@ -8,19 +12,13 @@ use tokio_postgres::types::ToSql;
 use super::{PgStore, db};
 use crate::error::Result;
 use crate::records::{ChainFamily, Profile, SessionStatus, User, Wallet};
+use crate::store::lookup::{Found, Lookup};
 use crate::{secret, time};
 
 impl PgStore {
     /// [`crate::UserStore::verify_server_key`] on PostgreSQL.
     pub async fn verify_server_key(&self, project_id: &str, server_key: &str) -> Result<bool> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached("SELECT server_key_hash FROM projects WHERE id = $1")
-            .await
-            .map_err(db)?;
-        let row = client.query_opt(&stmt, &[&project_id]).await.map_err(db)?;
-        let stored: Option<Vec<u8>> = row.map(|row| row.get(0));
-        Ok(secret::matches_stored(server_key, stored.as_deref()))
+        key_matches(&self.client().await?, project_id, server_key).await
     }
 
     /// [`crate::UserStore::user`] on PostgreSQL.
@@ -35,14 +33,7 @@ impl PgStore {
         token: &str,
         now_ms: i64,
     ) -> Result<SessionStatus> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached("SELECT user_uuid, expires_at FROM sessions WHERE token_hash = $1")
-            .await
-            .map_err(db)?;
-        let hash = secret::hash(token);
-        let row = client.query_opt(&stmt, &[&hash.as_slice()]).await.map_err(db)?;
-        Ok(SessionStatus::of(row.map(|row| (row.get(0), row.get(1))), uuid, now_ms))
+        session_status(&self.client().await?, uuid, token, now_ms).await
     }
 
     /// [`crate::UserStore::user_by_identity`] on PostgreSQL.
@@ -52,18 +43,7 @@ impl PgStore {
         provider: &str,
         uid: &str,
     ) -> Result<Option<User>> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(
-                "SELECT user_uuid FROM identities WHERE project_id = $1 AND provider = $2 AND uid = $3",
-            )
-            .await
-            .map_err(db)?;
-        let row = client.query_opt(&stmt, &[&project_id, &provider, &uid]).await.map_err(db)?;
-        match row {
-            Some(row) => load_user(&client, project_id, row.get(0)).await,
-            None => Ok(None),
-        }
+        user_by_identity(&self.client().await?, project_id, provider, uid).await
     }
 
     /// [`crate::UserStore::is_project_address`] on PostgreSQL.
@@ -73,22 +53,41 @@ impl PgStore {
         chain: ChainFamily,
         address: &str,
     ) -> Result<bool> {
+        is_member(&self.client().await?, project_id, chain, &chain.normalize(address)).await
+    }
+
+    /// Whether `server_key` (when given; `None`: the caller is already authenticated) is
+    /// `project_id`'s key, and what `lookup` finds for the project. For credentials found valid
+    /// lately the key's statement and the lookup's go out together on one connection, one round
+    /// trip (a rejected caller's rows are dropped unread); for others (a first request, a wrong
+    /// key) the key is checked first, so that a rejected caller costs one statement.
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub async fn look_up(
+        &self,
+        project_id: &str,
+        server_key: Option<&str>,
+        lookup: &Lookup,
+    ) -> Result<(bool, Found)> {
         let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(
-                "SELECT 1 FROM wallets w JOIN users u ON u.uuid = w.user_uuid
-                   WHERE u.project_id = $1 AND w.chain = $2 AND w.public_address = $3
-                 UNION ALL
-                 SELECT 1 FROM interactions
-                   WHERE project_id = $1 AND chain = $2 AND address = $3
-                 LIMIT 1",
-            )
-            .await
-            .map_err(db)?;
-        let address = chain.normalize(address);
-        let row =
-            client.query_opt(&stmt, &[&project_id, &chain.as_str(), &address]).await.map_err(db)?;
-        Ok(row.is_some())
+        let Some(key) = server_key else {
+            return Ok((true, run(&client, project_id, lookup).await?));
+        };
+        let credential = secret::credential_hash(project_id, key);
+        let (accepted, found) = if matches!(lookup, Lookup::Nothing) || self.seen_valid(&credential)
+        {
+            tokio::try_join!(
+                key_matches(&client, project_id, key),
+                run(&client, project_id, lookup)
+            )?
+        } else if key_matches(&client, project_id, key).await? {
+            (true, run(&client, project_id, lookup).await?)
+        } else {
+            (false, Found::Nothing)
+        };
+        self.remember(credential, accepted);
+        Ok(if accepted { (true, found) } else { (false, Found::Nothing) })
     }
 
     /// [`crate::UserStore::user_uuids`] on PostgreSQL.
@@ -101,6 +100,99 @@ impl PgStore {
         let rows = client.query(&stmt, &[&project_id]).await.map_err(db)?;
         Ok(rows.iter().map(|row| row.get(0)).collect())
     }
+}
+
+/// What `lookup` finds for `project_id`, its statements pipelined on `client`.
+async fn run(client: &impl GenericClient, project_id: &str, lookup: &Lookup) -> Result<Found> {
+    Ok(match lookup {
+        Lookup::Nothing => Found::Nothing,
+        Lookup::UserInfo { uuid, token, now_ms } => {
+            let (user, session) = tokio::try_join!(
+                load_user(client, project_id, uuid),
+                session_status(client, uuid, token, *now_ms),
+            )?;
+            Found::UserInfo(user.map(|user| (user, session)))
+        }
+        Lookup::ByIdentity { provider, uid } => {
+            Found::ByIdentity(user_by_identity(client, project_id, provider, uid).await?)
+        }
+        Lookup::Membership { chain, address } => {
+            Found::Membership(is_member(client, project_id, *chain, address).await?)
+        }
+    })
+}
+
+/// Whether `server_key` is the key of `project_id` (constant time in the key).
+async fn key_matches(
+    client: &impl GenericClient,
+    project_id: &str,
+    server_key: &str,
+) -> Result<bool> {
+    let stmt = client
+        .prepare_cached("SELECT server_key_hash FROM projects WHERE id = $1")
+        .await
+        .map_err(db)?;
+    let row = client.query_opt(&stmt, &[&project_id]).await.map_err(db)?;
+    let stored: Option<Vec<u8>> = row.map(|row| row.get(0));
+    Ok(secret::matches_stored(server_key, stored.as_deref()))
+}
+
+async fn session_status(
+    client: &impl GenericClient,
+    uuid: &str,
+    token: &str,
+    now_ms: i64,
+) -> Result<SessionStatus> {
+    let stmt = client
+        .prepare_cached("SELECT user_uuid, expires_at FROM sessions WHERE token_hash = $1")
+        .await
+        .map_err(db)?;
+    let hash = secret::hash(token);
+    let row = client.query_opt(&stmt, &[&hash.as_slice()]).await.map_err(db)?;
+    Ok(SessionStatus::of(row.map(|row| (row.get(0), row.get(1))), uuid, now_ms))
+}
+
+async fn user_by_identity(
+    client: &impl GenericClient,
+    project_id: &str,
+    provider: &str,
+    uid: &str,
+) -> Result<Option<User>> {
+    let stmt = client
+        .prepare_cached(
+            "SELECT user_uuid FROM identities WHERE project_id = $1 AND provider = $2 AND uid = $3",
+        )
+        .await
+        .map_err(db)?;
+    let row = client.query_opt(&stmt, &[&project_id, &provider, &uid]).await.map_err(db)?;
+    match row {
+        Some(row) => load_user(client, project_id, row.get(0)).await,
+        None => Ok(None),
+    }
+}
+
+/// Whether `address` (already in its stored form) is a wallet of the project's users or
+/// interacted with the project.
+async fn is_member(
+    client: &impl GenericClient,
+    project_id: &str,
+    chain: ChainFamily,
+    address: &str,
+) -> Result<bool> {
+    let stmt = client
+        .prepare_cached(
+            "SELECT 1 FROM wallets w JOIN users u ON u.uuid = w.user_uuid
+               WHERE u.project_id = $1 AND w.chain = $2 AND w.public_address = $3
+             UNION ALL
+             SELECT 1 FROM interactions
+               WHERE project_id = $1 AND chain = $2 AND address = $3
+             LIMIT 1",
+        )
+        .await
+        .map_err(db)?;
+    let row =
+        client.query_opt(&stmt, &[&project_id, &chain.as_str(), &address]).await.map_err(db)?;
+    Ok(row.is_some())
 }
 
 /// The user row of `load_user`, built once (its text keys the prepared-statement cache).

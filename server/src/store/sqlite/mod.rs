@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
+use crate::store::lookup::{Found, Lookup};
 
 /// Connections a store opens unless told otherwise: enough for the server's concurrent reads.
 pub const DEFAULT_CONNECTIONS: usize = 4;
@@ -69,15 +70,28 @@ impl SqlitePool {
 
     /// A free connection if there is one, else waits for the next one in turn.
     pub fn conn(&self) -> MutexGuard<'_, Connection> {
-        let all = &self.connections;
         let start = self.next.fetch_add(1, Ordering::Relaxed);
-        for i in 0..all.len() {
-            if let Ok(guard) = all[(start + i) % all.len()].try_lock() {
-                return guard;
-            }
+        if let Some(guard) = self.free_from(start) {
+            return guard;
         }
+        let all = &self.connections;
         // A panic while a connection was held leaves it usable: SQLite rolls back on its own.
         all[start % all.len()].lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A free connection, or `None` at once when all are in use.
+    pub fn try_conn(&self) -> Option<MutexGuard<'_, Connection>> {
+        self.free_from(self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The first free connection from the one numbered `start` on, in turn.
+    fn free_from(&self, start: usize) -> Option<MutexGuard<'_, Connection>> {
+        let all = &self.connections;
+        (0..all.len()).find_map(|i| match all[(start + i) % all.len()].try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        })
     }
 }
 
@@ -122,6 +136,21 @@ impl SqliteStore {
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
         self.pool.conn()
+    }
+
+    /// [`read::look_up`] right on the calling thread when a connection is free (it then only
+    /// runs point lookups, which do not wait in WAL mode), else `None` without waiting.
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub fn look_up_if_free(
+        &self,
+        project_id: &str,
+        server_key: Option<&str>,
+        lookup: &Lookup,
+    ) -> Option<Result<(bool, Found)>> {
+        let conn = self.pool.try_conn()?;
+        Some(read::look_up(&conn, project_id, server_key, lookup))
     }
 }
 

@@ -3,7 +3,8 @@
 //! The per-request statements go through the connection's prepared-statement cache
 //! (`prepare_cached`): `Connection::query_row` parses and plans the SQL again on every call,
 //! which for these point lookups cost more than running them (`benches/server_throughput.sh`,
-//! `docs/benchmarks.md`).
+//! `docs/benchmarks.md`). [`look_up`] answers a whole request on one connection
+//! ([`crate::store::lookup`]); the methods of [`SqliteStore`] answer one question each.
 
 use std::sync::LazyLock;
 
@@ -12,17 +13,13 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::SqliteStore;
 use crate::error::Result;
 use crate::records::{ChainFamily, Profile, SessionStatus, User, Wallet};
+use crate::store::lookup::{Found, Lookup};
 use crate::{secret, time};
 
 impl SqliteStore {
     /// [`crate::UserStore::verify_server_key`] on SQLite (blocking).
     pub fn verify_server_key(&self, project_id: &str, server_key: &str) -> Result<bool> {
-        let stored: Option<Vec<u8>> = self
-            .conn()
-            .prepare_cached("SELECT server_key_hash FROM projects WHERE id = ?1")?
-            .query_row([project_id], |row| row.get(0))
-            .optional()?;
-        Ok(secret::matches_stored(server_key, stored.as_deref()))
+        key_matches(&self.conn(), project_id, server_key)
     }
 
     /// [`crate::UserStore::user`] on SQLite (blocking).
@@ -32,12 +29,7 @@ impl SqliteStore {
 
     /// [`crate::UserStore::session_status`] on SQLite (blocking).
     pub fn session_status(&self, uuid: &str, token: &str, now_ms: i64) -> Result<SessionStatus> {
-        let row: Option<(String, i64)> = self
-            .conn()
-            .prepare_cached("SELECT user_uuid, expires_at FROM sessions WHERE token_hash = ?1")?
-            .query_row([secret::hash(token).as_slice()], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()?;
-        Ok(SessionStatus::of(row, uuid, now_ms))
+        session_status(&self.conn(), uuid, token, now_ms)
     }
 
     /// [`crate::UserStore::user_by_identity`] on SQLite (blocking).
@@ -47,17 +39,7 @@ impl SqliteStore {
         provider: &str,
         uid: &str,
     ) -> Result<Option<User>> {
-        let conn = self.conn();
-        let uuid: Option<String> = conn
-            .prepare_cached(
-                "SELECT user_uuid FROM identities WHERE project_id = ?1 AND provider = ?2 AND uid = ?3",
-            )?
-            .query_row(params![project_id, provider, uid], |row| row.get(0))
-            .optional()?;
-        match uuid {
-            Some(uuid) => load_user(&conn, project_id, &uuid),
-            None => Ok(None),
-        }
+        user_by_identity(&self.conn(), project_id, provider, uid)
     }
 
     /// [`crate::UserStore::is_project_address`] on SQLite (blocking).
@@ -67,23 +49,20 @@ impl SqliteStore {
         chain: ChainFamily,
         address: &str,
     ) -> Result<bool> {
-        let address = chain.normalize(address);
-        // Prepared per call on purpose: through the statement cache this compound query ran
-        // ~20% slower under `benches/server_throughput.sh` (docs/benchmarks.md, issue 19).
-        let found: Option<i64> = self
-            .conn()
-            .query_row(
-                "SELECT 1 FROM wallets w JOIN users u ON u.uuid = w.user_uuid
-                   WHERE u.project_id = ?1 AND w.chain = ?2 AND w.public_address = ?3
-                 UNION ALL
-                 SELECT 1 FROM interactions
-                   WHERE project_id = ?1 AND chain = ?2 AND address = ?3
-                 LIMIT 1",
-                params![project_id, chain.as_str(), address],
-                |row| row.get(0),
-            )
-            .optional()?;
-        Ok(found.is_some())
+        is_member(&self.conn(), project_id, chain, &chain.normalize(address))
+    }
+
+    /// [`look_up`] on a connection of the pool (blocking).
+    ///
+    /// # Errors
+    /// Database failures only.
+    pub fn look_up(
+        &self,
+        project_id: &str,
+        server_key: Option<&str>,
+        lookup: &Lookup,
+    ) -> Result<(bool, Found)> {
+        look_up(&self.conn(), project_id, server_key, lookup)
     }
 
     /// [`crate::UserStore::user_uuids`] on SQLite (blocking).
@@ -95,6 +74,117 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 }
+
+/// One request on one connection: whether `server_key` (when given; `None`: the caller is
+/// already authenticated) is `project_id`'s key, and what `lookup` finds for the project
+/// (`Found::Nothing` when the key is wrong: nothing is looked up for a rejected caller).
+///
+/// # Errors
+/// Database failures only.
+pub fn look_up(
+    conn: &Connection,
+    project_id: &str,
+    server_key: Option<&str>,
+    lookup: &Lookup,
+) -> Result<(bool, Found)> {
+    if let Some(key) = server_key
+        && !key_matches(conn, project_id, key)?
+    {
+        return Ok((false, Found::Nothing));
+    }
+    let found = match lookup {
+        Lookup::Nothing => Found::Nothing,
+        Lookup::UserInfo { uuid, token, now_ms } => match load_user(conn, project_id, uuid)? {
+            Some(user) => {
+                Found::UserInfo(Some((user, session_status(conn, uuid, token, *now_ms)?)))
+            }
+            None => Found::UserInfo(None),
+        },
+        Lookup::ByIdentity { provider, uid } => {
+            Found::ByIdentity(user_by_identity(conn, project_id, provider, uid)?)
+        }
+        Lookup::Membership { chain, address } => {
+            Found::Membership(is_member(conn, project_id, *chain, address)?)
+        }
+    };
+    Ok((true, found))
+}
+
+/// Whether `server_key` is the key of `project_id` (constant time in the key).
+fn key_matches(conn: &Connection, project_id: &str, server_key: &str) -> Result<bool> {
+    let stored: Option<Vec<u8>> =
+        conn.prepare_cached(KEY_SQL)?.query_row([project_id], |row| row.get(0)).optional()?;
+    Ok(secret::matches_stored(server_key, stored.as_deref()))
+}
+
+fn session_status(
+    conn: &Connection,
+    uuid: &str,
+    token: &str,
+    now_ms: i64,
+) -> Result<SessionStatus> {
+    let row: Option<(String, i64)> = conn
+        .prepare_cached(SESSION_SQL)?
+        .query_row([secret::hash(token).as_slice()], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    Ok(SessionStatus::of(row, uuid, now_ms))
+}
+
+fn user_by_identity(
+    conn: &Connection,
+    project_id: &str,
+    provider: &str,
+    uid: &str,
+) -> Result<Option<User>> {
+    let uuid: Option<String> = conn
+        .prepare_cached(IDENTITY_SQL)?
+        .query_row(params![project_id, provider, uid], |row| row.get(0))
+        .optional()?;
+    match uuid {
+        Some(uuid) => load_user(conn, project_id, &uuid),
+        None => Ok(None),
+    }
+}
+
+/// Whether `address` (already in its stored form) is a wallet of the project's users or
+/// interacted with the project: point lookups, each on one table.
+fn is_member(
+    conn: &Connection,
+    project_id: &str,
+    chain: ChainFamily,
+    address: &str,
+) -> Result<bool> {
+    let mut owners = conn.prepare_cached(WALLET_OWNERS_SQL)?;
+    let mut of_project = conn.prepare_cached(PROJECT_USER_SQL)?;
+    let mut rows = owners.query(params![chain.as_str(), address])?;
+    while let Some(row) = rows.next()? {
+        let owner: &str = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+        if of_project.exists(params![owner, project_id])? {
+            return Ok(true);
+        }
+    }
+    Ok(conn.prepare_cached(INTERACTION_SQL)?.exists(params![
+        project_id,
+        chain.as_str(),
+        address
+    ])?)
+}
+
+// The per-request statements read one table each and order nothing in SQL: SQLite (built with
+// STAT4, as rusqlite's bundled one is) prepared a join, a `UNION ALL` of the two membership
+// lookups, and `ORDER BY rowid` on the wallets again on every call with new parameters, which
+// cost more than running them (a quarter of the server's CPU under load: perf, issue 19). The
+// test below watches for it.
+const KEY_SQL: &str = "SELECT server_key_hash FROM projects WHERE id = ?1";
+const SESSION_SQL: &str = "SELECT user_uuid, expires_at FROM sessions WHERE token_hash = ?1";
+const IDENTITY_SQL: &str =
+    "SELECT user_uuid FROM identities WHERE project_id = ?1 AND provider = ?2 AND uid = ?3";
+const WALLETS_SQL: &str = "SELECT rowid, chain, public_address FROM wallets WHERE user_uuid = ?1";
+const WALLET_OWNERS_SQL: &str =
+    "SELECT user_uuid FROM wallets WHERE chain = ?1 AND public_address = ?2";
+const PROJECT_USER_SQL: &str = "SELECT 1 FROM users WHERE uuid = ?1 AND project_id = ?2";
+const INTERACTION_SQL: &str =
+    "SELECT 1 FROM interactions WHERE project_id = ?1 AND chain = ?2 AND address = ?3";
 
 /// The user row of `load_user`, built once.
 static USER_SQL: LazyLock<String> = LazyLock::new(|| {
@@ -118,12 +208,16 @@ fn load_user(conn: &Connection, project_id: &str, uuid: &str) -> Result<Option<U
     let Some((created_at, updated_at, values)) = row else {
         return Ok(None);
     };
-    let mut stmt = conn.prepare_cached(
-        "SELECT chain, public_address FROM wallets WHERE user_uuid = ?1 ORDER BY rowid",
-    )?;
-    let wallets = stmt
-        .query_map([uuid], |row| Ok(Wallet { chain: row.get(0)?, public_address: row.get(1)? }))?
+    let mut stmt = conn.prepare_cached(WALLETS_SQL)?;
+    let mut wallets = stmt
+        .query_map([uuid], |row| {
+            let wallet = Wallet { chain: row.get(1)?, public_address: row.get(2)? };
+            Ok((row.get::<_, i64>(0)?, wallet))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
+    // In the order they were added.
+    wallets.sort_unstable_by_key(|(rowid, _)| *rowid);
+    let wallets = wallets.into_iter().map(|(_, wallet)| wallet).collect();
     Ok(Some(User {
         uuid: uuid.to_owned(),
         profile: Profile::from_values(values),
@@ -131,4 +225,65 @@ fn load_user(conn: &Connection, project_id: &str, uuid: &str) -> Result<Option<U
         updated_at: time::format_ms(updated_at),
         wallets,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::StatementStatus;
+
+    use super::*;
+    use crate::records::NewUser;
+
+    /// The per-request statements are prepared once per connection: none is prepared again
+    /// when called with other parameters (SQLite does that to some queries, at a cost larger
+    /// than running them).
+    #[test]
+    fn request_statements_are_not_prepared_again() {
+        let path = std::env::temp_dir()
+            .join(format!("depositkit-server-reprepare-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let store = SqliteStore::open(&path, 1).unwrap();
+        let project = store.create_project("reprepare").unwrap();
+        let mut uuids = Vec::new();
+        for i in 0..3u32 {
+            let user = store
+                .add_user(&project.project_id, &NewUser::with_email(format!("u{i}@example.com")))
+                .unwrap();
+            let address = format!("0x{:040x}", 0x1000 + i);
+            store.add_wallet(&user, ChainFamily::Evm, &address).unwrap();
+            store.add_identity(&user, "jwt", &format!("uid-{i}")).unwrap();
+            uuids.push((user, address));
+        }
+        let conn = store.conn();
+        for (i, (uuid, address)) in uuids.iter().enumerate() {
+            let lookups = [
+                Lookup::UserInfo { uuid: uuid.clone(), token: format!("st_{i}"), now_ms: 0 },
+                Lookup::ByIdentity { provider: "jwt".into(), uid: format!("uid-{i}") },
+                Lookup::Membership { chain: ChainFamily::Evm, address: address.clone() },
+                Lookup::Membership { chain: ChainFamily::Evm, address: format!("0x{:040x}", i) },
+            ];
+            for lookup in &lookups {
+                let key = Some(project.server_key.as_str());
+                assert!(look_up(&conn, &project.project_id, key, lookup).unwrap().0);
+            }
+        }
+        let user_sql: &str = &USER_SQL;
+        let prepared_again = [
+            KEY_SQL,
+            SESSION_SQL,
+            IDENTITY_SQL,
+            WALLETS_SQL,
+            WALLET_OWNERS_SQL,
+            PROJECT_USER_SQL,
+            INTERACTION_SQL,
+            user_sql,
+        ]
+        .into_iter()
+        .filter(|sql| conn.prepare_cached(sql).unwrap().get_status(StatementStatus::RePrepare) > 0)
+        .collect::<Vec<_>>();
+        assert!(prepared_again.is_empty(), "prepared again: {prepared_again:#?}");
+        drop(conn);
+        drop(store);
+        let _ = std::fs::remove_file(&path);
+    }
 }
