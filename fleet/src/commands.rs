@@ -233,11 +233,15 @@ pub(crate) async fn claim(db: &Db, node: &str, running: &[String]) -> Result<Vec
 ///
 /// # Errors
 /// [`FleetError::FenceLost`] when the fence is refused; database errors.
+///
+/// `destination`: the new destination of a destination-change command, stored in the owner's
+/// options in the same transaction when the command succeeded.
 pub(crate) async fn finish(
     db: &Db,
     node: &str,
     id: i64,
     outcome: &std::result::Result<Value, String>,
+    destination: Option<&DestinationConfig>,
 ) -> Result<()> {
     let mut client = db.client().await?;
     let (state, result, error) = match outcome {
@@ -260,10 +264,16 @@ pub(crate) async fn finish(
     let fence = fence.unwrap_or(-1);
     tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&owner, &node, &fence]).await.map_err(
         |e| match e.code() {
-            Some(code) if code.code() == FENCE_LOST => FleetError::FenceLost { owner, fence },
+            Some(code) if code.code() == FENCE_LOST => {
+                FleetError::FenceLost { owner: owner.clone(), fence }
+            }
             _ => pg(e),
         },
     )?;
+    // A destination change that ran is stored with its outcome, under the same fence.
+    if let (Ok(_), Some(destination)) = (outcome, destination) {
+        crate::owners::store_destination(&tx, &owner, destination).await?;
+    }
     tx.execute(
         "UPDATE dk_commands SET state = $2, result = $3, error = $4, finished_at = now() \
          WHERE id = $1",

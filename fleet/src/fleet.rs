@@ -255,6 +255,12 @@ impl DepositFleet {
         owners
     }
 
+    /// How many owners' clients run here now ([`running_owners`](Self::running_owners)'
+    /// length, without listing them).
+    pub fn running_count(&self) -> usize {
+        lock(&self.shared.clients).len()
+    }
+
     /// The client of `owner`, when it runs here.
     pub fn client(&self, owner: &str) -> Option<Arc<DepositClient>> {
         let owner = owner_address(owner).ok()?;
@@ -354,22 +360,21 @@ async fn run_commands(shared: &Arc<Shared>) -> Result<()> {
     }
     for claimed in commands::claim(&shared.fleet.db, &node, &running).await? {
         let client = lock(&shared.clients).get(&claimed.owner).map(|r| Arc::clone(&r.client));
+        let mut destination = None;
         let outcome = match (claimed.command, client) {
             (Err(why), _) => Err(format!("the command cannot be read: {why}")),
             (Ok(_), None) => Err(format!("owner {} stopped running here", claimed.owner)),
             (Ok(command), Some(client)) => {
-                let ran = command.clone();
-                let outcome = tokio::task::spawn_blocking(move || ran.execute(&client))
-                    .await
-                    .unwrap_or_else(|_| Err("the command panicked".to_owned()));
-                if let (Ok(_), FleetCommand::SetDestination(destination)) = (&outcome, &command) {
-                    owners::store_destination(&shared.fleet.db, &claimed.owner, destination)
-                        .await?;
+                if let FleetCommand::SetDestination(to) = &command {
+                    destination = Some(to.clone());
                 }
-                outcome
+                tokio::task::spawn_blocking(move || command.execute(&client))
+                    .await
+                    .unwrap_or_else(|_| Err("the command panicked".to_owned()))
             }
         };
-        commands::finish(&shared.fleet.db, &node, claimed.id, &outcome).await?;
+        let db = &shared.fleet.db;
+        commands::finish(db, &node, claimed.id, &outcome, destination.as_ref()).await?;
         crate::metrics::command_finished(outcome.is_ok());
     }
     Ok(())
@@ -393,22 +398,25 @@ async fn tick(shared: &Arc<Shared>) -> Result<()> {
         member.release(&surplus.owner, surplus.fence).await?;
     }
     let held = member.held().await?;
-    let held_now: HashMap<String, i64> = held.iter().map(|h| (h.owner.clone(), h.fence)).collect();
-    stop_clients(shared, move |owner| !held_now.contains_key(owner)).await;
-    {
-        // A client whose write was refused, or that runs under an older fence, stops.
-        let stale: Vec<String> = lock(&shared.clients)
-            .iter()
-            .filter(|(owner, r)| {
-                r.lost.load(Ordering::SeqCst)
-                    || held.iter().any(|h| &h.owner == *owner && h.fence != r.fence)
-            })
-            .map(|(owner, _)| owner.clone())
-            .collect();
-        stop_clients(shared, move |owner| stale.iter().any(|s| s == owner)).await;
+    // By owner: a member holds tens of thousands, and every tick looks each one up.
+    let fences: HashMap<&str, i64> = held.iter().map(|h| (h.owner.as_str(), h.fence)).collect();
+    // A client of an owner no longer held here, whose write was refused, or that runs under
+    // an older fence, stops.
+    let stale: std::collections::HashSet<String> = lock(&shared.clients)
+        .iter()
+        .filter(|(owner, r)| {
+            r.lost.load(Ordering::SeqCst)
+                || fences.get(owner.as_str()).is_none_or(|fence| *fence != r.fence)
+        })
+        .map(|(owner, _)| owner.clone())
+        .collect();
+    if !stale.is_empty() {
+        stop_clients(shared, |owner| stale.contains(owner)).await;
     }
-    let starting: Vec<HeldOwner> =
-        held.into_iter().filter(|h| !lock(&shared.clients).contains_key(&h.owner)).collect();
+    let starting: Vec<HeldOwner> = {
+        let clients = lock(&shared.clients);
+        held.into_iter().filter(|h| !clients.contains_key(&h.owner)).collect()
+    };
     // Many at a time: taking over thousands of owners is bound by each start's round trips
     // (session, account, store), not by the CPU, when they run one after another.
     let mut starts = tokio::task::JoinSet::new();

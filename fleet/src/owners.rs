@@ -132,22 +132,21 @@ pub(crate) async fn holder(db: &Db, owner: &str) -> Result<(Option<String>, i64)
     Ok((row.get(0), row.get(1)))
 }
 
-/// Stores `owner`'s new destination in its options (a destination-change command ran; the
-/// holder keeps its client and fence).
+/// Stores `owner`'s new destination in its options, inside `tx`: the fenced transaction that
+/// records the destination-change command's outcome ([`crate::commands::finish`]), so that a
+/// holder that lost the owner changes neither.
 pub(crate) async fn store_destination(
-    db: &Db,
+    tx: &tokio_postgres::Transaction<'_>,
     owner: &str,
     destination: &DestinationConfig,
 ) -> Result<()> {
-    let client = db.client().await?;
     let json = serde_json::to_string(destination).unwrap_or_default();
-    client
-        .execute(
-            "UPDATE dk_owners SET options = jsonb_set(options, '{destination}', $2::text::jsonb) \
-             WHERE owner = $1",
-            &[&owner, &json],
-        )
-        .await
-        .map_err(pg)?;
+    tx.execute(
+        "UPDATE dk_owners SET options = jsonb_set(options, '{destination}', $2::text::jsonb) \
+         WHERE owner = $1",
+        &[&owner, &json],
+    )
+    .await
+    .map_err(pg)?;
     Ok(())
 }

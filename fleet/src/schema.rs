@@ -6,7 +6,9 @@
 //! - `dk_clients`, `dk_deposits`, `dk_attempts`, `dk_results`, `dk_events`: the deposit state of
 //!   the store contract, the SQLite store's tables keyed by owner. Rows stay when an owner is
 //!   removed: registered again, it resumes where it stopped. `dk_events` also records each
-//!   row's transaction id (`tx`, for the one ordered log across owners).
+//!   row's transaction id (`tx`, for the one ordered log across owners). `dk_clients` also
+//!   keeps the start handed to the owner's next holder (`start_account`, and the session:
+//!   `session_jwt`, a short-lived secret, and `session_expires_at`; schema version 2).
 //! - `dk_commands`: commands for owners' holders (`commands.rs`);
 //! - `dk_check_fence(owner, node, fence)`: the check every write runs first; it takes the
 //!   owner's row `FOR SHARE` (a takeover's `UPDATE` waits for the write, and a write behind a
@@ -19,7 +21,11 @@ use deadpool_postgres::Object;
 use crate::error::{FleetError, Result, pg};
 
 /// The schema this code writes.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
+
+/// The earlier schema this code brings up to [`SCHEMA_VERSION`] when it joins (members of
+/// version 1 that already run keep working on it; one that starts after is refused).
+const UPGRADES_FROM: i64 = 1;
 
 /// The SQLSTATE of a refused fence.
 pub(crate) const FENCE_LOST: &str = "DKF01";
@@ -38,7 +44,7 @@ CREATE TABLE IF NOT EXISTS dk_owners (
 CREATE INDEX IF NOT EXISTS dk_owners_by_holder ON dk_owners (holder);
 CREATE TABLE IF NOT EXISTS dk_clients (
     owner text PRIMARY KEY, account_id text, detector text, notifications text,
-    updated_at bigint NOT NULL);
+    updated_at bigint NOT NULL, start_account text, session_jwt text, session_expires_at bigint);
 CREATE TABLE IF NOT EXISTS dk_deposits (
     owner text NOT NULL, id text NOT NULL, seq bigint NOT NULL, state text NOT NULL,
     open boolean NOT NULL, record text NOT NULL, updated_at bigint NOT NULL,
@@ -81,22 +87,38 @@ BEGIN
 END $$;
 "#;
 
-/// Creates the schema when missing (under an advisory lock, so members starting together do
-/// not race) and checks its version first: a database of another version is left untouched.
+/// Version 1 to 2: the start handed over (`dk_clients`' last three columns). Only on a
+/// database of version 1: the `ALTER` takes the table's lock, which members joining every day
+/// should not.
+const UPGRADE: &str = r#"
+DO $$ BEGIN
+    IF EXISTS (SELECT 1 FROM dk_meta WHERE key = 'schema_version' AND value = '1') THEN
+        ALTER TABLE dk_clients ADD COLUMN IF NOT EXISTS start_account text,
+            ADD COLUMN IF NOT EXISTS session_jwt text,
+            ADD COLUMN IF NOT EXISTS session_expires_at bigint;
+        UPDATE dk_meta SET value = '2' WHERE key = 'schema_version';
+    END IF;
+END $$;
+"#;
+
+/// Creates the schema when missing, or brings a database of version 1 up to this one (under
+/// an advisory lock, so members starting together do not race), and checks its version first:
+/// a database of another version is left untouched.
 pub(crate) async fn prepare(client: &Object, shown: &str) -> Result<()> {
-    check_version(client, shown).await?;
+    check_version(client, shown, &[UPGRADES_FROM, SCHEMA_VERSION]).await?;
     client
         .batch_execute(&format!(
-            "BEGIN; SELECT pg_advisory_xact_lock(7236981453); {SCHEMA} \
+            "BEGIN; SELECT pg_advisory_xact_lock(7236981453); {SCHEMA} {UPGRADE} \
              INSERT INTO dk_meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}') \
              ON CONFLICT (key) DO NOTHING; COMMIT;"
         ))
         .await
         .map_err(pg)?;
-    check_version(client, shown).await
+    check_version(client, shown, &[SCHEMA_VERSION]).await
 }
 
-async fn check_version(client: &Object, shown: &str) -> Result<()> {
+/// Refuses a database whose schema version is not one of `accepted` (none yet is fine).
+async fn check_version(client: &Object, shown: &str, accepted: &[i64]) -> Result<()> {
     let exists =
         client.query_one("SELECT to_regclass('dk_meta') IS NOT NULL", &[]).await.map_err(pg)?;
     if !exists.get::<_, bool>(0) {
@@ -108,11 +130,13 @@ async fn check_version(client: &Object, shown: &str) -> Result<()> {
         .map_err(pg)?
         .map(|row| row.get(0));
     match found {
-        Some(found) if found != SCHEMA_VERSION.to_string() => Err(FleetError::SchemaVersion {
-            url: shown.to_owned(),
-            found,
-            expected: SCHEMA_VERSION,
-        }),
+        Some(found) if !accepted.iter().any(|v| v.to_string() == found) => {
+            Err(FleetError::SchemaVersion {
+                url: shown.to_owned(),
+                found,
+                expected: SCHEMA_VERSION,
+            })
+        }
         _ => Ok(()),
     }
 }

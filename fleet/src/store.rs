@@ -14,9 +14,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use depositkit_core::deposit::store_contract::{
-    ChangeRows, EventRow, OwnerRows, OwnerStore, StoredDeposit,
+    ChangeRows, EventRow, OwnerRows, OwnerStore, StartRow, StoredDeposit,
 };
 use depositkit_core::{Error, ErrorKind};
+use tokio_postgres::types::ToSql;
 
 use crate::db::Db;
 use crate::error::{FleetError, with_causes};
@@ -86,6 +87,27 @@ impl PgOwnerStore {
         outcome
     }
 
+    /// One fenced transaction of one statement, `sql` with `params`.
+    fn fenced_statement(
+        &self,
+        what: &str,
+        sql: &'static str,
+        params: Params,
+    ) -> depositkit_core::Result<()> {
+        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
+        self.run(what, move |mut client| {
+            Box::pin(async move {
+                let tx = client.transaction().await?;
+                check_fence(&tx, &owner, &node, fence).await?;
+                let params: Vec<&(dyn ToSql + Sync)> =
+                    params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+                let statement = tx.prepare_cached(sql).await?;
+                tx.execute(&statement, &params).await?;
+                tx.commit().await
+            })
+        })
+    }
+
     fn unavailable(&self, e: &FleetError) -> Error {
         Error::new(ErrorKind::Network, format!("fleet store of owner {}: {e}", self.owner))
     }
@@ -105,6 +127,9 @@ impl PgOwnerStore {
         }
     }
 }
+
+/// A statement's parameters, owned to cross onto the fleet's runtime.
+type Params = Vec<Box<dyn ToSql + Sync + Send>>;
 
 /// A query's future, boxed to cross onto the fleet's runtime.
 type Work<T> = Pin<Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + Send>>;
@@ -140,12 +165,10 @@ impl OwnerStore for PgOwnerStore {
         let owner = Arc::clone(&self.owner);
         self.run("reading the event log", move |client| {
             Box::pin(async move {
-                let row = client
-                    .query_one(
-                        "SELECT coalesce(max(id), 0) FROM dk_events WHERE owner = $1",
-                        &[&&*owner],
-                    )
+                let statement = client
+                    .prepare_cached("SELECT coalesce(max(id), 0) FROM dk_events WHERE owner = $1")
                     .await?;
+                let row = client.query_one(&statement, &[&&*owner]).await?;
                 Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
             })
         })
@@ -200,22 +223,12 @@ impl OwnerStore for PgOwnerStore {
     }
 
     fn save_notifications(&self, json: &str, now: u64) -> depositkit_core::Result<()> {
-        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
-        let json = json.to_owned();
-        self.written(self.run("saving the notifications", move |mut client| {
-            Box::pin(async move {
-                let tx = client.transaction().await?;
-                tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&&*owner, &&*node, &fence])
-                    .await?;
-                tx.execute(
-                    "INSERT INTO dk_clients (owner, notifications, updated_at) VALUES ($1, $2, $3) \
-                     ON CONFLICT (owner) DO UPDATE SET notifications = $2, updated_at = $3",
-                    &[&&*owner, &json, &id(now)],
-                )
-                .await?;
-                tx.commit().await
-            })
-        }))
+        self.written(self.fenced_statement(
+            "saving the notifications",
+            "INSERT INTO dk_clients (owner, notifications, updated_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (owner) DO UPDATE SET notifications = $2, updated_at = $3",
+            vec![Box::new(self.owner.to_string()), Box::new(json.to_owned()), Box::new(id(now))],
+        ))
     }
 
     fn bind_account(&self, account_id: &str, now: u64) -> depositkit_core::Result<()> {
@@ -223,9 +236,20 @@ impl OwnerStore for PgOwnerStore {
         let account = account_id.to_owned();
         let stored = self.written(self.run("saving the account", move |mut client| {
             Box::pin(async move {
-                let tx = client.transaction().await?;
-                tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&&*owner, &&*node, &fence])
+                // Bound already (every start but an owner's first, e.g. each takeover): one
+                // read, no write.
+                let statement = client
+                    .prepare_cached("SELECT account_id FROM dk_clients WHERE owner = $1")
                     .await?;
+                let bound = client
+                    .query_opt(&statement, &[&&*owner])
+                    .await?
+                    .and_then(|row| row.get::<_, Option<String>>(0));
+                if bound.is_some() {
+                    return Ok(bound);
+                }
+                let tx = client.transaction().await?;
+                check_fence(&tx, &owner, &node, fence).await?;
                 tx.execute(
                     "INSERT INTO dk_clients (owner, account_id, updated_at) VALUES ($1, $2, $3) \
                      ON CONFLICT (owner) DO UPDATE \
@@ -261,44 +285,45 @@ impl OwnerStore for PgOwnerStore {
         let results = i64::try_from(results).unwrap_or(i64::MAX);
         self.run("reading the owner's state", move |client| {
             Box::pin(async move {
-                let mut rows = OwnerRows::default();
-                if let Some(row) = client
-                    .query_opt(
+                // Prepared once per connection, then sent together (pipelined): one round
+                // trip, not six.
+                let (by_client, by_deposit, by_result) = tokio::try_join!(
+                    client.prepare_cached(
                         "SELECT account_id, detector, notifications FROM dk_clients \
                          WHERE owner = $1",
-                        &[&&*owner],
-                    )
-                    .await?
-                {
+                    ),
+                    client.prepare_cached(
+                        "SELECT id, open, record, seq FROM dk_deposits WHERE owner = $1 \
+                         ORDER BY seq",
+                    ),
+                    client.prepare_cached(
+                        "SELECT kind, result FROM dk_results WHERE owner = $1 \
+                         ORDER BY updated_at DESC LIMIT $2",
+                    ),
+                )?;
+                let owner: &(dyn ToSql + Sync) = &&*owner;
+                let (by_owner, with_limit) = ([owner], [owner, &results]);
+                let (client_row, deposits, results) = tokio::try_join!(
+                    client.query_opt(&by_client, &by_owner),
+                    client.query(&by_deposit, &by_owner),
+                    client.query(&by_result, &with_limit),
+                )?;
+                let mut rows = OwnerRows::default();
+                if let Some(row) = client_row {
                     rows.account_id = row.get(0);
                     rows.detector = row.get(1);
                     rows.notifications = row.get(2);
                 }
-                for row in client
-                    .query(
-                        "SELECT id, open, record, seq FROM dk_deposits WHERE owner = $1 \
-                         ORDER BY seq",
-                        &[&&*owner],
-                    )
-                    .await?
-                {
-                    rows.deposits.push(StoredDeposit {
+                rows.deposits = deposits
+                    .iter()
+                    .map(|row| StoredDeposit {
                         id: row.get(0),
                         open: row.get(1),
                         record: row.get(2),
                         seq: u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
-                    });
-                }
-                for row in client
-                    .query(
-                        "SELECT kind, result FROM dk_results WHERE owner = $1 \
-                         ORDER BY updated_at DESC LIMIT $2",
-                        &[&&*owner, &results],
-                    )
-                    .await?
-                {
-                    rows.results.push((row.get(0), row.get(1)));
-                }
+                    })
+                    .collect();
+                rows.results = results.iter().map(|row| (row.get(0), row.get(1))).collect();
                 Ok(rows)
             })
         })
@@ -308,9 +333,65 @@ impl OwnerStore for PgOwnerStore {
         // The lease is the fleet's to give back (after the client stopped).
     }
 
+    fn load_start(&self) -> depositkit_core::Result<Option<StartRow>> {
+        let owner = Arc::clone(&self.owner);
+        self.run("reading the handed-over start", move |client| {
+            Box::pin(async move {
+                let statement = client
+                    .prepare_cached(
+                        "SELECT start_account, session_jwt, session_expires_at FROM dk_clients \
+                         WHERE owner = $1 AND start_account IS NOT NULL",
+                    )
+                    .await?;
+                let row = client.query_opt(&statement, &[&&*owner]).await?;
+                Ok(row.map(|row| StartRow {
+                    account: row.get(0),
+                    session_jwt: row.get(1),
+                    session_expires_at: row
+                        .get::<_, Option<i64>>(2)
+                        .and_then(|at| u64::try_from(at).ok())
+                        .unwrap_or(0),
+                }))
+            })
+        })
+    }
+
+    fn save_start(&self, start: &StartRow, now: u64) -> depositkit_core::Result<()> {
+        // Not `written`: a start that was not kept leaves the client's state as it was (the
+        // next client starts the full way); a refused fence still reports the owner lost.
+        self.fenced_statement(
+            "keeping the start for the next holder",
+            "INSERT INTO dk_clients (owner, start_account, session_jwt, session_expires_at, \
+                 updated_at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (owner) DO UPDATE SET start_account = $2, session_jwt = $3, \
+                 session_expires_at = $4, updated_at = $5 \
+             WHERE dk_clients.start_account IS DISTINCT FROM $2 \
+                OR coalesce(dk_clients.session_expires_at, 0) <= $4",
+            vec![
+                Box::new(self.owner.to_string()),
+                Box::new(start.account.clone()),
+                Box::new(start.session_jwt.clone()),
+                Box::new(id(start.session_expires_at)),
+                Box::new(id(now)),
+            ],
+        )
+    }
+
     fn owner_lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)
     }
+}
+
+/// The fence check every write runs first in its transaction (a statement prepared once per
+/// connection: one round trip, and no parsing, per write).
+async fn check_fence(
+    tx: &deadpool_postgres::Transaction<'_>,
+    owner: &str,
+    node: &str,
+    fence: i64,
+) -> Result<(), tokio_postgres::Error> {
+    let statement = tx.prepare_cached("SELECT dk_check_fence($1, $2, $3)").await?;
+    tx.execute(&statement, &[&owner, &node, &fence]).await.map(drop)
 }
 
 /// One fenced transaction of `change`.
@@ -322,7 +403,7 @@ async fn write_rows(
     change: &ChangeRows,
 ) -> Result<(), tokio_postgres::Error> {
     let tx = client.transaction().await?;
-    tx.execute("SELECT dk_check_fence($1, $2, $3)", &[&owner, &node, &fence]).await?;
+    check_fence(&tx, owner, node, fence).await?;
     let now = id(change.now);
     if !change.deposits.is_empty() {
         let upsert = tx

@@ -5,76 +5,14 @@
 use std::time::{Duration, Instant};
 
 use depositkit_core::TokenType;
-use depositkit_core::deposit::{DepositClient, DepositClientConfig, DestinationConfig};
-use depositkit_devnet::{Devnet, DevnetConfig, Fault, RunningDevnet, Service};
-use depositkit_fleet::{
-    CommandOutcome, DepositFleet, FleetCommand, FleetError, FleetOptions, LeaseSettings,
-    OwnerOptions,
-};
+use depositkit_core::deposit::{DepositClient, DestinationConfig};
+use depositkit_devnet::{Fault, Service};
+use depositkit_fleet::{CommandOutcome, DepositFleet, FleetCommand, FleetError, OwnerOptions};
 use depositkit_server::testing::TestDatabase;
 
 mod support;
 
-fn devnet(name: &str) -> (RunningDevnet, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("depositkit-fleet-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let devnet =
-        Devnet::start(DevnetConfig::new(dir.join("devnet.sqlite")).with_fault_injection()).unwrap();
-    (devnet, dir)
-}
-
-/// The client template: devnet's services, fast polling, short retries.
-fn template(devnet: &RunningDevnet) -> DepositClientConfig {
-    let mut config = DepositClientConfig::new(
-        "0x0000000000000000000000000000000000000001",
-        DestinationConfig::chain(8453),
-    )
-    .with_services_url(devnet.services_url());
-    config.min_polling_interval_ms = 20;
-    config.polling_interval_ms = 50;
-    config.sweep_retry_delay_ms = 30;
-    config.http_retries = 3;
-    config.http_initial_backoff_ms = 5;
-    config.request_timeout_ms = 3000;
-    config.call_timeout_ms = 20_000;
-    config
-}
-
-fn options(name: &str) -> FleetOptions {
-    FleetOptions {
-        name: name.to_owned(),
-        lease: LeaseSettings {
-            ttl: Duration::from_millis(2000),
-            renew_every: Duration::from_millis(300),
-            ..LeaseSettings::default()
-        },
-        max_connections: 4,
-    }
-}
-
-fn eventually(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The phases of deposit events in `owner`'s stored log, in order.
-fn phases(fleet: &DepositFleet, owner: &str) -> Vec<String> {
-    fleet
-        .fleet()
-        .owner_events(owner, 0, usize::MAX)
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.kind == "deposit:lifecycle")
-        .filter_map(|e| {
-            let value: serde_json::Value = serde_json::from_str(&e.event).ok()?;
-            Some(value["payload"]["phase"].as_str()?.to_owned())
-        })
-        .collect()
-}
+use support::{devnet, eventually, options, phases, template};
 
 #[test]
 fn members_share_owners_and_a_survivor_credits_a_dead_members_deposit_once() {

@@ -171,7 +171,7 @@ fn a_database_of_another_schema_version_or_unreachable_is_a_typed_error() {
     database.execute("UPDATE dk_meta SET value = '99' WHERE key = 'schema_version'");
     match Fleet::connect(database.url(), 1) {
         Err(FleetError::SchemaVersion { found, expected, .. }) => {
-            assert_eq!((found.as_str(), expected), ("99", 1));
+            assert_eq!((found.as_str(), expected), ("99", 2));
         }
         other => panic!("expected SchemaVersion, got {other:?}"),
     }

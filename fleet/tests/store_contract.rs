@@ -10,7 +10,7 @@ fn the_postgres_store_keeps_the_contract() {
     let database = TestDatabase::create();
     let fleet = Fleet::connect(database.url(), 4).unwrap();
     let member = fleet.join("contract", LeaseSettings::default()).unwrap();
-    suite::check(&|owner| {
+    let open = |owner: &str| {
         // The suite's owners are names, not addresses: register them directly.
         database.execute(&format!(
             "INSERT INTO dk_owners (owner) VALUES ('{owner}') ON CONFLICT DO NOTHING"
@@ -24,7 +24,10 @@ fn the_postgres_store_keeps_the_contract() {
             .unwrap();
         let held = held.into_iter().find(|h| h.owner == owner).expect("claimed");
         Box::new(fleet.store(&member, &held)) as Box<dyn OwnerStore>
-    });
+    };
+    suite::check(&open);
+    // The fleet's store also keeps the start handed to the owner's next holder.
+    suite::check_start_handover(&open);
     // Registered owners are addresses.
     let error = fleet.add_owner("not-an-owner", OwnerOptions::default()).unwrap_err();
     assert!(error.to_string().contains("'not-an-owner'"), "{error}");

@@ -109,18 +109,20 @@ fn member_main(url: &str, services: &str, name: &str) {
             node = fleet.node_id();
             writeln!(out, "node {node}").unwrap();
         }
-        let owners = fleet.running_owners();
-        for owner in &owners {
-            if known.contains_key(owner) {
-                continue;
+        // The owners are listed (a sort of tens of thousands) only when their count changed:
+        // the member's own work is what is measured.
+        let count = fleet.running_count();
+        if count != running {
+            for owner in &fleet.running_owners() {
+                if known.contains_key(owner) {
+                    continue;
+                }
+                if let Some(evm) = fleet.client(owner).and_then(|c| c.deposit_addresses().ok()) {
+                    writeln!(out, "addr {owner} {}", evm.evm).unwrap();
+                    known.insert(owner.clone(), ());
+                }
             }
-            if let Some(evm) = fleet.client(owner).and_then(|c| c.deposit_addresses().ok()) {
-                writeln!(out, "addr {owner} {}", evm.evm).unwrap();
-                known.insert(owner.clone(), ());
-            }
-        }
-        if owners.len() != running {
-            running = owners.len();
+            running = count;
             writeln!(out, "running {running}").unwrap();
         }
         out.flush().unwrap();
@@ -256,29 +258,63 @@ fn cpu(pid: u32) -> Duration {
     Duration::from_secs_f64((ticks(11) + ticks(12)) as f64 / hz)
 }
 
-/// CPU of this process (with devnet) and of `members`, from now until `report` is called.
+/// CPU of each process of the PostgreSQL server of this run: the postmaster
+/// (`data/postmaster.pid`'s first line) and its children (the backends).
+fn postgres_cpu(dir: &std::path::Path) -> HashMap<u32, Duration> {
+    let pid_file = std::fs::read_to_string(dir.join("data/postmaster.pid")).unwrap_or_default();
+    let Some(postmaster) = pid_file.lines().next().and_then(|l| l.trim().parse::<u32>().ok())
+    else {
+        return HashMap::new();
+    };
+    let children = std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let ppid: u32 = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == postmaster).then_some(pid)
+    });
+    std::iter::once(postmaster).chain(children).map(|pid| (pid, cpu(pid))).collect()
+}
+
+/// CPU of this process (with devnet), of `members` and of PostgreSQL, from now until `report`
+/// is called.
 struct CpuWindow {
     own: Duration,
     members: Vec<(u32, Duration)>,
+    /// The server's directory, and its processes' CPU at the start.
+    postgres: (PathBuf, HashMap<u32, Duration>),
 }
 
 impl CpuWindow {
-    fn start(members: &[u32]) -> CpuWindow {
+    fn start(members: &[u32], postgres: &std::path::Path) -> CpuWindow {
         let own = cpu(std::process::id());
-        CpuWindow { own, members: members.iter().map(|p| (*p, cpu(*p))).collect() }
+        CpuWindow {
+            own,
+            members: members.iter().map(|p| (*p, cpu(*p))).collect(),
+            postgres: (postgres.to_owned(), postgres_cpu(postgres)),
+        }
     }
 
-    /// `devnet + bench X s, members Y s (per owner)`.
+    /// `devnet + bench X s, members Y s, PostgreSQL Z s (each per owner)`.
     fn report(&self, owners: usize) -> String {
         let own = cpu(std::process::id()) - self.own;
         let members: Duration = self.members.iter().map(|(p, before)| cpu(*p) - *before).sum();
+        // By process: the backends of a killed member end in the window (what they used in it
+        // is not counted), those of a new connection start in it.
+        let postgres: Duration = postgres_cpu(&self.postgres.0)
+            .iter()
+            .map(|(pid, now)| {
+                now.saturating_sub(self.postgres.1.get(pid).copied().unwrap_or_default())
+            })
+            .sum();
         let per = |d: Duration| d.as_secs_f64() * 1e3 / owners.max(1) as f64;
         format!(
-            "CPU: devnet (+ this process) {:.1} s ({:.2} ms / owner), members {:.1} s ({:.2} ms / owner)",
+            "CPU: devnet (+ this process) {:.1} s ({:.2} ms / owner), members {:.1} s ({:.2} ms / owner), PostgreSQL {:.1} s ({:.2} ms / owner)",
             own.as_secs_f64(),
             per(own),
             members.as_secs_f64(),
-            per(members)
+            per(members),
+            postgres.as_secs_f64(),
+            per(postgres)
         )
     }
 }
@@ -329,16 +365,20 @@ impl Random {
 struct Members {
     url: String,
     services: String,
+    /// The PostgreSQL server's directory (its CPU is measured too).
+    postgres: PathBuf,
     board: Arc<Board>,
     processes: Vec<MemberProcess>,
 }
 
 impl Members {
-    fn start(url: String, services: &str, n: usize) -> Members {
+    fn start(url: String, services: &str, n: usize, postgres: &Postgres) -> Members {
         let board = Arc::new(Board::default());
         let processes =
             (0..n).map(|i| spawn_member(&url, services, &format!("m{i}"), &board)).collect();
-        let members = Members { url, services: services.to_owned(), board, processes };
+        let services = services.to_owned();
+        let postgres = postgres.dir.clone();
+        let members = Members { url, services, postgres, board, processes };
         members.board.wait(Duration::from_secs(60), "members joined", |b| {
             b.running.lock().unwrap().len() == n
         });
@@ -358,7 +398,7 @@ impl Members {
         let mut victim = self.processes.remove(index);
         let pid = victim.child.id();
         let survivors: Vec<u32> = self.processes.iter().map(|p| p.child.id()).collect();
-        let window = CpuWindow::start(&survivors);
+        let window = CpuWindow::start(&survivors, &self.postgres);
         let killed = Instant::now();
         victim.child.kill().unwrap();
         victim.child.wait().unwrap();
@@ -549,12 +589,12 @@ fn main() {
 
     // Start-up and memory at full scale.
     let url = pg.database("fleet_scale");
-    let mut members = Members::start(url.clone(), &services, o.members);
+    let mut members = Members::start(url.clone(), &services, o.members, &pg);
     std::thread::sleep(Duration::from_secs(2));
     let pids: Vec<u32> = members.processes.iter().map(|p| p.child.id()).collect();
     let base: Vec<u64> = pids.iter().map(|p| rss_kib(*p)).collect();
     let fleet = Fleet::connect(&url, 8).unwrap();
-    let window = CpuWindow::start(&pids);
+    let window = CpuWindow::start(&pids, &pg.dir);
     let started = Instant::now();
     register(&fleet, 1, o.owners);
     let registered = started.elapsed();
@@ -586,7 +626,7 @@ fn main() {
 
     // Failover, several kills, on a smaller fleet.
     let url = pg.database("fleet_failover");
-    let mut members = Members::start(url.clone(), &services, o.members);
+    let mut members = Members::start(url.clone(), &services, o.members, &pg);
     register(&Fleet::connect(&url, 8).unwrap(), 2, o.kill_owners);
     members.board.wait(Duration::from_secs(600), "owners running", |b| b.total() == o.kill_owners);
     failovers(&mut members, o.kill_owners, o.kills, &mut random);

@@ -356,7 +356,12 @@ pub struct SessionManager {
     client: Arc<JwtClient>,
     owner: String,
     current: tokio::sync::Mutex<Option<Session>>,
+    /// Called with every session fetched from the service ([`on_fetched`](Self::on_fetched)).
+    fetched: std::sync::OnceLock<FetchedHook>,
 }
+
+/// What a [`SessionManager`] calls with each session it fetched.
+type FetchedHook = Box<dyn Fn(&Session) + Send + Sync>;
 
 impl std::fmt::Debug for SessionManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -371,7 +376,54 @@ impl SessionManager {
             client,
             owner: owner.to_ascii_lowercase(),
             current: tokio::sync::Mutex::new(None),
+            fetched: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Calls `hook` with every session fetched from the service from now on (renewals
+    /// included; not with one [adopted](Self::adopt)): how a client keeps the session it hands
+    /// to the owner's next client current. Set once; later calls are ignored.
+    pub fn on_fetched(&self, hook: impl Fn(&Session) + Send + Sync + 'static) {
+        let _ = self.fetched.set(Box::new(hook));
+    }
+
+    /// Takes `jwt`, a session of this owner that an earlier client held (handed over through
+    /// a store), when it verifies against the service's keys — the process's cached JWKS: no
+    /// request to the JWT service while that is fresh — and more than `margin` seconds of it
+    /// remain. `expires_at` (unix seconds) is what the earlier client was told; the earlier of
+    /// it and the `exp` claim counts. A session already held is kept.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Jwt`] when the token fails verification or too little of it remains:
+    /// nothing is taken, and the next [`get`](Self::get) fetches a session.
+    pub async fn adopt(&self, jwt: &str, expires_at: u64, margin: u64) -> Result<()> {
+        let mut current = self.current.lock().await;
+        if current.as_ref().is_some_and(|s| s.is_fresh(now_secs(), margin)) {
+            return Ok(());
+        }
+        let claims = self.client.verify(jwt, &self.owner).await?;
+        let session = Session {
+            jwt: jwt.to_owned(),
+            expires_at: expires_at.min(claims.exp),
+            subject: claims.sub,
+        };
+        if !session.is_fresh(now_secs(), margin) {
+            return Err(Error::new(
+                ErrorKind::Jwt,
+                format!("the handed-over session has less than {margin} s left"),
+            ));
+        }
+        *current = Some(session);
+        Ok(())
+    }
+
+    /// A session from the service, told to the [`on_fetched`](Self::on_fetched) hook.
+    async fn fetch(&self) -> Result<Session> {
+        let session = self.client.fetch_session(&self.owner).await?;
+        if let Some(hook) = self.fetched.get() {
+            hook(&session);
+        }
+        Ok(session)
     }
 
     /// A session with at least 60 s left, fetched when needed.
@@ -382,7 +434,7 @@ impl SessionManager {
         {
             return Ok(session.clone());
         }
-        let session = self.client.fetch_session(&self.owner).await?;
+        let session = self.fetch().await?;
         *current = Some(session.clone());
         Ok(session)
     }
@@ -398,7 +450,7 @@ impl SessionManager {
             return Ok(session.clone());
         }
         *current = None;
-        let session = self.client.fetch_session(&self.owner).await?;
+        let session = self.fetch().await?;
         *current = Some(session.clone());
         Ok(session)
     }

@@ -69,11 +69,47 @@ pub struct JwtService {
     forged_left: Mutex<u32>,
     forge_key: OnceLock<RsaKey>,
     revoked: Mutex<Revoked>,
+    verified: Mutex<VerifiedTokens>,
 }
 
 impl std::fmt::Debug for JwtService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JwtService").field("ttl", &self.ttl).finish_non_exhaustive()
+    }
+}
+
+/// What a token whose signature verified says (its claims that later checks need, and its key).
+#[derive(Clone)]
+struct VerifiedToken {
+    sub: String,
+    exp: u64,
+    jti: u64,
+    kid: String,
+}
+
+/// Tokens whose signature verified, by token, each until its `exp`. Expired ones are dropped
+/// when the map reaches [`VerifiedTokens::PRUNE_AT`] (and the rest, should every one still
+/// live): its size follows the sessions in use, not the requests.
+#[derive(Default)]
+struct VerifiedTokens {
+    by_token: HashMap<String, VerifiedToken>,
+}
+
+impl VerifiedTokens {
+    const PRUNE_AT: usize = 200_000;
+
+    fn get(&self, token: &str, now: u64) -> Option<VerifiedToken> {
+        self.by_token.get(token).filter(|v| now < v.exp).cloned()
+    }
+
+    fn remember(&mut self, token: &str, verified: &VerifiedToken, now: u64) {
+        if self.by_token.len() >= Self::PRUNE_AT {
+            self.by_token.retain(|_, v| now < v.exp);
+            if self.by_token.len() >= Self::PRUNE_AT {
+                self.by_token.clear();
+            }
+        }
+        self.by_token.insert(token.to_owned(), verified.clone());
     }
 }
 
@@ -99,6 +135,7 @@ impl JwtService {
             forged_left: Mutex::new(0),
             forge_key: OnceLock::new(),
             revoked: Mutex::new(Revoked::default()),
+            verified: Mutex::new(VerifiedTokens::default()),
         }
     }
 
@@ -164,19 +201,48 @@ impl JwtService {
     /// Checks a JWT the way the services do: RS256 signature by the current or previous key,
     /// `iss`, `aud`, `exp` (no leeway), a `ua:` subject, not expired through the devnet.
     ///
+    /// A token whose signature verified is remembered until its `exp` ([`VerifiedTokens`]):
+    /// the balances of thousands of owners polled in batches every second
+    /// (`X-Batch-Sessions`) cost a lookup each, not an RS256 verification. Revocation
+    /// ([`expire`](Self::expire)) and the key leaving the JWKS are still checked at every use.
+    ///
     /// # Errors
     /// 401 `INVALID_SESSION` saying what failed; 500 without a key.
     pub fn verify(&self, token: &str) -> ApiResult<Session> {
+        let now = now_seconds();
+        let remembered = self.lock_verified().get(token, now);
+        let verified = match remembered {
+            Some(verified)
+                if self.keys.keys().is_ok_and(|keys| keys.find(&verified.kid).is_some()) =>
+            {
+                verified
+            }
+            _ => {
+                let verified = self.verify_signature(token)?;
+                self.lock_verified().remember(token, &verified, now);
+                verified
+            }
+        };
+        let revoked = self.lock_revoked();
+        let cutoff = revoked.by_sub.get(&verified.sub).copied().unwrap_or(0).max(revoked.everyone);
+        if verified.jti <= cutoff {
+            return Err(ApiError::session("the session has expired"));
+        }
+        Ok(Session { sub: verified.sub })
+    }
+
+    /// The checks of [`verify`](Self::verify) but revocation: the signature and the claims.
+    fn verify_signature(&self, token: &str) -> ApiResult<VerifiedToken> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| ApiError::session("the JWT is malformed"))?;
         if header.alg != Algorithm::RS256 {
             return Err(ApiError::session("the JWT is not RS256"));
         }
         let keys = self.keys.keys().map_err(ApiError::internal)?;
-        let key = header
+        let (kid, key) = header
             .kid
             .as_deref()
-            .and_then(|kid| keys.find(kid))
+            .and_then(|kid| Some((kid, keys.find(kid)?)))
             .ok_or_else(|| ApiError::session("the JWT's key id is not in the JWKS"))?;
         let mut validation = Validation::new(Algorithm::RS256);
         validation.leeway = 0;
@@ -198,12 +264,7 @@ impl JwtService {
             return Err(ApiError::session("the JWT's subject is not a user"));
         }
         let jti: u64 = claims.jti.parse().map_err(|_| ApiError::session("the JWT has no jti"))?;
-        let revoked = self.lock_revoked();
-        let cutoff = revoked.by_sub.get(&claims.sub).copied().unwrap_or(0).max(revoked.everyone);
-        if jti <= cutoff {
-            return Err(ApiError::session("the session has expired"));
-        }
-        Ok(Session { sub: claims.sub })
+        Ok(VerifiedToken { sub: claims.sub, exp: claims.exp, jti, kid: kid.to_owned() })
     }
 
     /// A new signing key (the JWKS lists it first, then the previous one). Returns its id.
@@ -262,6 +323,10 @@ impl JwtService {
 
     fn lock_revoked(&self) -> std::sync::MutexGuard<'_, Revoked> {
         self.revoked.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_verified(&self) -> std::sync::MutexGuard<'_, VerifiedTokens> {
+        self.verified.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -324,6 +389,30 @@ mod tests {
         assert_eq!(service.mint(&wrong).unwrap_err().code, codes::INVALID_CREDENTIALS);
         assert_eq!(service.mint(&request("  ")).unwrap_err().code, codes::INVALID_REQUEST);
         assert!(service.verify("not.a.jwt").is_err());
+    }
+
+    #[test]
+    fn a_remembered_token_fails_once_revoked_or_its_key_left_the_jwks() {
+        let db = TempDb::new();
+        let ring = KeyRing::open(Store::open(&db.0).unwrap()).unwrap();
+        let service = JwtService::new(ring, DEFAULT_JWT_TTL);
+        let minted = service.mint(&request("0xabc")).unwrap();
+        let jwt = minted["jwt"].as_str().unwrap();
+        for _ in 0..3 {
+            assert_eq!(service.verify(jwt).unwrap().sub, "ua:0xabc", "verified, then remembered");
+        }
+        // One rotation keeps the previous key in the JWKS; the second drops it.
+        service.rotate().unwrap();
+        assert!(service.verify(jwt).is_ok());
+        service.rotate().unwrap();
+        let error = service.verify(jwt).unwrap_err();
+        assert!(error.message.contains("key id"), "{error:?}");
+
+        let other = service.mint(&request("0xdef")).unwrap();
+        let other = other["jwt"].as_str().unwrap();
+        assert!(service.verify(other).is_ok());
+        service.expire(Some("0xdef"));
+        assert_eq!(service.verify(other).unwrap_err().code, codes::INVALID_SESSION);
     }
 
     #[test]

@@ -191,7 +191,9 @@ pub(crate) fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   partner key; never shown), `mode` (`"overlay"`, the default, or `"redirect"`), `fiatCurrency`
 ///   (default `"USD"`), `defaultFiatAmount`, `paymentMode`, `widgetUrl`.
 /// - `chainRpcUrls` (object, default see below): Chain watchers (`docs/finality.md`): chain id (a
-///   number, or its text) -> the chain's JSON-RPC endpoint (an EVM node, or Solana's). A watched
+///   number, or its text) -> the chain's JSON-RPC endpoint (an EVM node, or Solana's):
+///   `http(s)://`, polled every 100 ms, or for an EVM chain `ws(s)://`, told of new heads by
+///   `eth_subscribe` (polled over the socket when the endpoint refuses subscriptions). A watched
 ///   chain's deposits are `seen` when their transfer is included, `confirming` as blocks come,
 ///   `confirmed` when the chain's finality rule (`finality`) is met, and only then swept; one a
 ///   reorganisation removes first is `reorged` and never swept. Balance polling goes on beside

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use depositkit_core::deposit::DestinationConfig;
 use depositkit_server::testing::TestDatabase;
 use serde_json::json;
 
@@ -22,6 +23,16 @@ fn settings() -> LeaseSettings {
 }
 
 /// How command `id` ended, without waiting.
+fn destination(chain_id: u64) -> DestinationConfig {
+    DestinationConfig::chain(chain_id)
+}
+
+/// The destination stored in the owner's options.
+fn stored_destination(db: &Db) -> Option<DestinationConfig> {
+    let db2 = db.clone();
+    db.block_on(async move { owners::options(&db2, OWNER).await }).unwrap().destination
+}
+
 fn outcome(db: &Db, id: i64) -> crate::Result<CommandOutcome> {
     let db2 = db.clone();
     db.block_on(async move { wait(&db2, id, Duration::ZERO).await })
@@ -52,12 +63,14 @@ fn a_member_that_lost_the_owner_cannot_finish_its_command() {
             let id = insert(&db2, OWNER, &FleetCommand::Recover).await?;
             let claimed = claim(&db2, &node, &owners).await?;
             assert_eq!(claimed.iter().map(|c| c.id).collect::<Vec<_>>(), vec![id]);
-            finish(&db2, &node, id, &Ok(json!([]))).await?;
+            // As a destination change that ran: the destination is stored with the outcome.
+            finish(&db2, &node, id, &Ok(json!([])), Some(&destination(8453))).await?;
             Ok(id)
         })
         .unwrap()
     };
     assert_eq!(outcome(&db, first).unwrap(), CommandOutcome::Done(json!([])));
+    assert_eq!(stored_destination(&db), Some(destination(8453)));
 
     // It claims a second one, and is paused while running it: `b` takes the owner over once
     // a's lease passed in database time.
@@ -89,7 +102,9 @@ fn a_member_that_lost_the_owner_cannot_finish_its_command() {
     // a, resumed, tries to record the outcome: refused, and nothing is recorded.
     let refused = {
         let (db2, node) = (db.clone(), node_a.clone());
-        db.block_on(async move { finish(&db2, &node, second, &Ok(json!(["stale"]))).await })
+        db.block_on(async move {
+            finish(&db2, &node, second, &Ok(json!(["stale"])), Some(&destination(42161))).await
+        })
     };
     match refused {
         Err(FleetError::FenceLost { owner, .. }) => assert_eq!(owner, OWNER),
@@ -99,6 +114,7 @@ fn a_member_that_lost_the_owner_cannot_finish_its_command() {
         matches!(outcome(&db, second), Err(FleetError::CommandTimeout { .. })),
         "the stale holder's outcome is not recorded"
     );
+    assert_eq!(stored_destination(&db), Some(destination(8453)), "nor its destination");
 
     // The new holder claims it again (its stamp is an older fence) and records its outcome.
     let node_b = b.node_id().to_owned();
@@ -107,7 +123,7 @@ fn a_member_that_lost_the_owner_cannot_finish_its_command() {
         db.block_on(async move {
             let claimed = claim(&db2, &node_b, &owners).await?;
             assert_eq!(claimed.iter().map(|c| c.id).collect::<Vec<_>>(), vec![second]);
-            finish(&db2, &node_b, second, &Err("refused by the new holder".to_owned())).await
+            finish(&db2, &node_b, second, &Err("refused by the new holder".to_owned()), None).await
         })
         .unwrap();
     }

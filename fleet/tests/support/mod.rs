@@ -2,8 +2,12 @@
 
 #![allow(dead_code)]
 
+use std::time::{Duration, Instant};
+
 use depositkit_core::deposit::store_contract::{ChangeRows, EventRow};
-use depositkit_fleet::{Fleet, HeldOwner, Member};
+use depositkit_core::deposit::{DepositClientConfig, DestinationConfig};
+use depositkit_devnet::{Devnet, DevnetConfig, RunningDevnet};
+use depositkit_fleet::{DepositFleet, Fleet, FleetOptions, HeldOwner, LeaseSettings, Member};
 
 /// Owner address number `n`.
 pub fn owner(n: u32) -> String {
@@ -35,4 +39,68 @@ pub fn balance(fleet: &Fleet, member: &Member) -> Vec<HeldOwner> {
 pub fn held(fleet: &Fleet, member: &Member) -> Vec<HeldOwner> {
     let m = member.clone();
     fleet.run(async move { m.held().await }).unwrap()
+}
+
+/// Devnet serving from a directory of its own (returned, for removal), fault injection on.
+pub fn devnet(name: &str) -> (RunningDevnet, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("depositkit-fleet-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let devnet =
+        Devnet::start(DevnetConfig::new(dir.join("devnet.sqlite")).with_fault_injection()).unwrap();
+    (devnet, dir)
+}
+
+/// The client template: devnet's services, fast polling, short retries.
+pub fn template(devnet: &RunningDevnet) -> DepositClientConfig {
+    let mut config = DepositClientConfig::new(
+        "0x0000000000000000000000000000000000000001",
+        DestinationConfig::chain(8453),
+    )
+    .with_services_url(devnet.services_url());
+    config.min_polling_interval_ms = 20;
+    config.polling_interval_ms = 50;
+    config.sweep_retry_delay_ms = 30;
+    config.http_retries = 3;
+    config.http_initial_backoff_ms = 5;
+    config.request_timeout_ms = 3000;
+    config.call_timeout_ms = 20_000;
+    config
+}
+
+/// A member named `name` with a 2 s lease renewed every 300 ms.
+pub fn options(name: &str) -> FleetOptions {
+    FleetOptions {
+        name: name.to_owned(),
+        lease: LeaseSettings {
+            ttl: Duration::from_millis(2000),
+            renew_every: Duration::from_millis(300),
+            ..LeaseSettings::default()
+        },
+        max_connections: 4,
+    }
+}
+
+/// Waits until `done`, polling; panics naming `what` after `limit`.
+pub fn eventually(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The phases of deposit events in `owner`'s stored log, in order.
+pub fn phases(fleet: &DepositFleet, owner: &str) -> Vec<String> {
+    fleet
+        .fleet()
+        .owner_events(owner, 0, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "deposit:lifecycle")
+        .filter_map(|e| {
+            let value: serde_json::Value = serde_json::from_str(&e.event).ok()?;
+            Some(value["payload"]["phase"].as_str()?.to_owned())
+        })
+        .collect()
 }

@@ -47,6 +47,7 @@ use crate::units::U256;
 mod chain;
 mod chain_balance;
 mod executor;
+mod handover;
 mod health;
 mod start;
 mod watch;

@@ -19,9 +19,21 @@ impl Inner {
     /// protocol from the session, signer and account services; on Particle from the backend
     /// ([`AccountBackend::open_account`](crate::services::AccountBackend::open_account): the
     /// owner's signer and its universal account).
+    ///
+    /// On devnet's protocol, what the owner's previous client handed over through the store
+    /// (`handover.rs`: the account, the wallet and a session that verifies) is taken instead
+    /// when it checks out; else, once opened the full way, it is handed on.
     pub(crate) async fn init_async(self: Arc<Self>) -> Result<(AccountInfo, String)> {
         let (info, wallet) = if self.speaks_protocol() {
-            self.open_protocol_account().await?
+            self.keep_sessions_handed_over();
+            match self.take_over().await {
+                Some(started) => started,
+                None => {
+                    let (info, wallet) = self.open_protocol_account().await?;
+                    self.hand_over(&info, &wallet).await;
+                    (info, wallet)
+                }
+            }
         } else {
             let account = self.backend.open_account(&self.config.owner).await?;
             self.check_wallet(&account.signer_address)?;
@@ -85,7 +97,7 @@ impl Inner {
     }
 
     /// The intermediary wallet is an EVM address, and the one `intermediary_address` expects.
-    fn check_wallet(&self, wallet: &str) -> Result<()> {
+    pub(super) fn check_wallet(&self, wallet: &str) -> Result<()> {
         if let Some(reason) = evm_address_problem(wallet) {
             return Err(Error::new(
                 ErrorKind::Protocol,

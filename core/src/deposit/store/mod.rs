@@ -370,6 +370,26 @@ impl DepositStore {
         restore(&**store, store.load(2 * RESTORED_RESULTS)?)
     }
 
+    /// What the owner's previous client learnt when it started (nothing unless the store keeps
+    /// it: [`OwnerStore::load_start`]).
+    ///
+    /// # Errors
+    /// The store's error when it cannot be read.
+    pub fn load_start(&self) -> Result<Option<contract::StartRow>> {
+        let Backend::Durable(store) = &*lock(&self.backend) else { return Ok(None) };
+        store.load_start()
+    }
+
+    /// Keeps what this client learnt when it started for the owner's next client (a no-op
+    /// unless the store keeps it: [`OwnerStore::save_start`]).
+    ///
+    /// # Errors
+    /// The store's error when it cannot be written.
+    pub fn save_start(&self, start: &contract::StartRow, now: u64) -> Result<()> {
+        let Backend::Durable(store) = &*lock(&self.backend) else { return Ok(()) };
+        store.save_start(start, now)
+    }
+
     /// Lets another client take the owner (on close). Waits for a write under way; nothing is
     /// written after it.
     pub fn release(&self) {

@@ -15,7 +15,12 @@
 //!   with a [`Configuration`](crate::error::ErrorKind::Configuration) error;
 //! - after [`release`](OwnerStore::release) the owner may be taken by another client at once;
 //! - a fenced store refuses every write once a newer holder took the owner, and says so
-//!   ([`owner_lost`](OwnerStore::owner_lost)).
+//!   ([`owner_lost`](OwnerStore::owner_lost));
+//! - a store may keep what the owner's client learnt when it started ([`StartRow`]: the account
+//!   and the session), for the owner's next client ([`save_start`](OwnerStore::save_start),
+//!   [`load_start`](OwnerStore::load_start)); one that does not returns nothing. The fleet's
+//!   store keeps it, so a takeover starts without asking the services again; the SQLite store
+//!   does not (a JWT stays out of the file).
 
 use std::path::PathBuf;
 
@@ -127,6 +132,29 @@ pub struct OwnerRows {
     pub results: Vec<(String, String)>,
 }
 
+/// What an owner's client learnt when it started, handed to the owner's next client (a fleet
+/// takeover) so that it need not ask the services again.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StartRow {
+    /// The account's JSON (its id, deposit addresses and intermediary wallet), as the client
+    /// encodes it. No secret.
+    pub account: String,
+    /// The session JWT, when the client had one. A secret: never printed by `Debug`.
+    pub session_jwt: Option<String>,
+    /// When the session expires, unix seconds (0 without one).
+    pub session_expires_at: u64,
+}
+
+impl std::fmt::Debug for StartRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StartRow")
+            .field("account", &self.account)
+            .field("session_jwt", &self.session_jwt.as_ref().map(|_| "<redacted>"))
+            .field("session_expires_at", &self.session_expires_at)
+            .finish()
+    }
+}
+
 /// A durable store of one owner's deposit state (the store contract, module docs).
 ///
 /// Methods may block on I/O; they are called from the client's threads, one at a time per
@@ -188,6 +216,27 @@ pub trait OwnerStore: Send + Sync {
 
     /// Lets another client take the owner (on close). Nothing is written after it.
     fn release(&self);
+
+    /// What the owner's previous client learnt when it started, when the store keeps it (the
+    /// default keeps nothing).
+    ///
+    /// # Errors
+    /// When the store cannot be read.
+    fn load_start(&self) -> Result<Option<StartRow>> {
+        Ok(None)
+    }
+
+    /// Keeps `start` for the owner's next client, replacing what was kept — unless that is of
+    /// the same account with a session that expires later (writes may land out of order). A
+    /// no-op in stores that keep nothing (the default). Written like every other change (a fenced store refuses it
+    /// once a newer holder took the owner).
+    ///
+    /// # Errors
+    /// When nothing was written.
+    fn save_start(&self, start: &StartRow, now: u64) -> Result<()> {
+        let _ = (start, now);
+        Ok(())
+    }
 
     /// Whether a newer holder took the owner (a fenced store refused a write for it). The
     /// client then writes nothing more and drops the events of the refused write: the new

@@ -10,7 +10,8 @@
 //! store released and opened again finds its rows). Failures panic with what differed.
 
 use super::{
-    AttemptRow, ChangeRows, DepositRow, EventRow, OwnerRows, OwnerStore, ResultRow, StoredDeposit,
+    AttemptRow, ChangeRows, DepositRow, EventRow, OwnerRows, OwnerStore, ResultRow, StartRow,
+    StoredDeposit,
 };
 use crate::error::ErrorKind;
 
@@ -30,6 +31,17 @@ pub fn check(open: Open<'_>) {
     an_account_binds_once(open);
     rows_outlive_their_store(open);
     results_come_newest_first_up_to_the_limit(open);
+}
+
+/// The cases of the handed-over start ([`OwnerStore::save_start`] and
+/// [`OwnerStore::load_start`]), for a store that keeps it (the fleet's; the SQLite store keeps
+/// none, the default).
+///
+/// # Panics
+/// When the store breaks that part of the contract: the message names the case.
+pub fn check_start_handover(open: Open<'_>) {
+    a_start_is_handed_to_the_next_store(open);
+    a_start_keeps_the_session_that_expires_last(open);
 }
 
 const OWNER_A: &str = "0x00000000000000000000000000000000000000a1";
@@ -256,5 +268,57 @@ fn results_come_newest_first_up_to_the_limit(open: Open<'_>) {
     let results = store.load(3).expect("load").results;
     let order: Vec<&str> = results.iter().map(|(_, r)| r.as_str()).collect();
     assert_eq!(order, ["4", "3", "2"], "{case}: newest first, at most the limit");
+    store.release();
+}
+
+fn start(account: &str, jwt: &str, expires_at: u64) -> StartRow {
+    StartRow {
+        account: format!(r#"{{"account":"{account}"}}"#),
+        session_jwt: Some(jwt.to_owned()),
+        session_expires_at: expires_at,
+    }
+}
+
+fn load_start(store: &dyn OwnerStore, case: &str) -> Option<StartRow> {
+    store.load_start().unwrap_or_else(|e| panic!("{case}: load_start failed: {e}"))
+}
+
+fn save_start(store: &dyn OwnerStore, start: &StartRow, case: &str) {
+    if let Err(e) = store.save_start(start, 1) {
+        panic!("{case}: save_start failed: {e}");
+    }
+}
+
+fn a_start_is_handed_to_the_next_store(open: Open<'_>) {
+    let case = "start handed over";
+    let store = open("0x0h");
+    assert_eq!(load_start(&*store, case), None, "{case}: nothing before a save");
+    let first = start("acct-1", "jwt-1", 1000);
+    save_start(&*store, &first, case);
+    assert!(!format!("{first:?}").contains("jwt-1"), "{case}: Debug shows the JWT");
+    let other = open("0x0i");
+    assert_eq!(load_start(&*other, case), None, "{case}: another owner's start shows");
+    assert!(load(&*store, case).deposits.is_empty(), "{case}: a start is no deposit");
+    store.release();
+    drop(store);
+    let again = open("0x0h");
+    assert_eq!(load_start(&*again, case), Some(first), "{case}: the next store reads it");
+    other.release();
+    again.release();
+}
+
+fn a_start_keeps_the_session_that_expires_last(open: Open<'_>) {
+    let case = "latest session";
+    let store = open("0x0l");
+    save_start(&*store, &start("acct-1", "jwt-late", 2000), case);
+    save_start(&*store, &start("acct-1", "jwt-early", 1500), case);
+    let kept = load_start(&*store, case).map(|s| s.session_jwt);
+    assert_eq!(kept, Some(Some("jwt-late".to_owned())), "{case}: an older session landing late");
+    save_start(&*store, &start("acct-1", "jwt-later", 2500), case);
+    let kept = load_start(&*store, case).map(|s| s.session_jwt);
+    assert_eq!(kept, Some(Some("jwt-later".to_owned())), "{case}: a renewal replaces it");
+    let other_account = start("acct-2", "jwt-other", 100);
+    save_start(&*store, &other_account, case);
+    assert_eq!(load_start(&*store, case), Some(other_account), "{case}: another account");
     store.release();
 }
