@@ -14,6 +14,9 @@
 # and we are root, Debian's `postgresql` package is installed (apt-get). initdb refuses to run
 # as root: as root the cluster belongs to the `postgres` user (created by the package) and every
 # server command runs through runuser.
+#
+# PG_EXTRA_OPTS adds server settings at start, e.g. to see every statement a benchmark sends:
+#   PG_EXTRA_OPTS="-c log_statement=all -c logging_collector=on -c log_directory=/tmp/pglog"
 set -euo pipefail
 
 die() {
@@ -85,7 +88,7 @@ start() {
         port=$((20000 + RANDOM % 20000))
         port_in_use "$port" && continue
         if as_owner "$bin/pg_ctl" -w -t 30 -D "$dir/data" -l "$dir/run/server.log" start -o \
-            "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir/run -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+            "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir/run -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 ${PG_EXTRA_OPTS:-}" \
             >/dev/null; then
             echo "$bin" >"$dir/bin"
             echo "postgres://postgres@127.0.0.1:$port/postgres" >"$dir/url"

@@ -157,3 +157,33 @@ fn cursors_that_are_not_ours_are_refused() {
         other => panic!("expected InvalidCursor, got {other:?}"),
     }
 }
+
+#[test]
+fn the_events_of_one_write_come_in_their_order_and_a_refused_one_keeps_none() {
+    let database = TestDatabase::create();
+    let fleet = Fleet::connect(database.url(), 2).unwrap();
+    fleet.add_owner(&owner(7), OwnerOptions::default()).unwrap();
+    let member = fleet.join("log", LeaseSettings::default()).unwrap();
+    let held = balance(&fleet, &member);
+    let store = fleet.store(&member, &held[0]);
+    // Events alone (the single-statement write), ids not in their insertion order on purpose:
+    // the log keeps the write's order, not the ids'.
+    let mut write = event(5);
+    write.events.extend([event(3), event(4)].into_iter().flat_map(|c| c.events));
+    write.events[1].deposit_id = None;
+    store.write(&write).unwrap();
+    let mut reader = fleet.event_reader(EventCursor::START);
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        got.extend(reader.read(10, Duration::from_secs(5)).unwrap());
+    }
+    assert_eq!(keys(&got), vec![(owner(7), 5), (owner(7), 3), (owner(7), 4)]);
+    assert_eq!(got[1].deposit_id, None, "a missing deposit id stays missing");
+    assert_eq!(got[0].deposit_id.as_deref(), Some("d5"));
+
+    // A write of events whose second repeats an id: refused whole, event 6 not kept either.
+    let mut refused = event(6);
+    refused.events.extend(event(3).events);
+    assert!(store.write(&refused).is_err(), "a repeated event id is refused");
+    assert_eq!(store.last_event_id().unwrap(), 5, "nothing of the refused write");
+}

@@ -507,6 +507,9 @@ fn failovers(members: &mut Members, total: usize, kills: usize, random: &mut Ran
             members.replace(total);
         }
     }
+    if times.is_empty() {
+        return;
+    }
     times.sort_unstable();
     println!(
         "failover over {} kills of {total} owners / {} members: p50 {} / p99 {} (max {})",

@@ -9,9 +9,6 @@ use crate::deposit::events::{DepositEvent, RecordedEvent};
 use crate::describe::quote;
 use crate::error::Result;
 
-/// Final results restored per kind (as many as the client remembers).
-pub(super) const RESTORED_RESULTS: usize = 1000;
-
 pub(super) fn change_rows(change: &Change, events: &[RecordedEvent], now: u64) -> ChangeRows {
     let results = change
         .sweep_results

@@ -48,7 +48,7 @@ use super::watcher::DetectorSnapshot;
 use crate::error::{Error, ErrorKind, Result};
 use crate::services::QuotePurpose;
 use contract::OwnerStore;
-use encode::{RESTORED_RESULTS, change_rows, decode_events, event_deposit_id, restore};
+use encode::{change_rows, decode_events, event_deposit_id, restore};
 use sqlite::SqliteOwnerStore;
 
 mod codec;
@@ -367,7 +367,7 @@ impl DepositStore {
         let Backend::Durable(store) = &*lock(&self.backend) else {
             return Ok(Restored::default());
         };
-        restore(&**store, store.load(2 * RESTORED_RESULTS)?)
+        restore(&**store, store.load(contract::START_RESULTS)?)
     }
 
     /// What the owner's previous client learnt when it started (nothing unless the store keeps

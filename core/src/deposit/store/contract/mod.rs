@@ -117,6 +117,11 @@ pub struct StoredDeposit {
     pub seq: u64,
 }
 
+/// The result rows a client asks [`OwnerStore::load`] for when it starts (the final results
+/// it remembers: 1,000 of each kind, sweeps and refunds). A store may read them ahead, with the start
+/// ([`OwnerStore::load_start`]), when it knows the client asks next.
+pub const START_RESULTS: usize = 2000;
+
 /// Everything stored for one owner.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnerRows {

@@ -10,8 +10,8 @@
 //! store released and opened again finds its rows). Failures panic with what differed.
 
 use super::{
-    AttemptRow, ChangeRows, DepositRow, EventRow, OwnerRows, OwnerStore, ResultRow, StartRow,
-    StoredDeposit,
+    AttemptRow, ChangeRows, DepositRow, EventRow, OwnerRows, OwnerStore, ResultRow, START_RESULTS,
+    StartRow, StoredDeposit,
 };
 use crate::error::ErrorKind;
 
@@ -42,6 +42,7 @@ pub fn check(open: Open<'_>) {
 pub fn check_start_handover(open: Open<'_>) {
     a_start_is_handed_to_the_next_store(open);
     a_start_keeps_the_session_that_expires_last(open);
+    a_start_read_leaves_the_rows_exact(open);
 }
 
 const OWNER_A: &str = "0x00000000000000000000000000000000000000a1";
@@ -321,4 +322,47 @@ fn a_start_keeps_the_session_that_expires_last(open: Open<'_>) {
     save_start(&*store, &other_account, case);
     assert_eq!(load_start(&*store, case), Some(other_account), "{case}: another account");
     store.release();
+}
+
+/// A store may read the owner's rows ahead with the start (the fleet's does): what `load`,
+/// `bind_account` and `last_event_id` then give must still be what the store holds, after
+/// writes made in between too.
+fn a_start_read_leaves_the_rows_exact(open: Open<'_>) {
+    let case = "start read ahead";
+    let name = "0x0k";
+    let first = open(name);
+    first.bind_account("acct-1", 1).expect("bind");
+    write(&*first, change(1, vec![deposit("d1", 1, "detected", true)], vec![event(1, None)]), case);
+    save_start(&*first, &start("acct-1", "jwt-1", 1000), case);
+    first.release();
+    drop(first);
+
+    // Read ahead, then loaded as read.
+    let second = open(name);
+    assert!(load_start(&*second, case).is_some(), "{case}: the start");
+    second.bind_account("acct-1", 2).expect("the same account");
+    let error = second.bind_account("acct-2", 2).expect_err("another account is refused");
+    assert_eq!(error.kind(), ErrorKind::Configuration, "{case}: {error}");
+    let rows = second.load(START_RESULTS).expect("load");
+    assert_eq!(rows.account_id.as_deref(), Some("acct-1"), "{case}");
+    assert_eq!(rows.deposits.len(), 1, "{case}: d1");
+    second.release();
+    drop(second);
+
+    // Read ahead, then written (a deposit, events alone, notifications), then loaded: the
+    // writes are in it.
+    let third = open(name);
+    assert!(load_start(&*third, case).is_some(), "{case}: the start");
+    write(&*third, change(3, Vec::new(), vec![event(2, None)]), case);
+    write(&*third, change(3, vec![deposit("d2", 2, "detected", true)], Vec::new()), case);
+    third.save_notifications("[1]", 3).expect("save_notifications");
+    let rows = third.load(START_RESULTS).expect("load");
+    let ids: Vec<&str> = rows.deposits.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, ["d1", "d2"], "{case}: the deposit written after the start's read");
+    assert_eq!(rows.notifications.as_deref(), Some("[1]"), "{case}: the notifications");
+    assert_eq!(third.last_event_id().expect("last_event_id"), 2, "{case}");
+    // A second load reads again (what was read ahead is taken once).
+    write(&*third, change(4, vec![deposit("d3", 3, "detected", true)], Vec::new()), case);
+    assert_eq!(third.load(START_RESULTS).expect("load").deposits.len(), 3, "{case}: d3");
+    third.release();
 }

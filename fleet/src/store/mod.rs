@@ -11,10 +11,11 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use depositkit_core::deposit::store_contract::{
-    ChangeRows, EventRow, OwnerRows, OwnerStore, StartRow, StoredDeposit,
+    ChangeRows, EventRow, OwnerRows, OwnerStore, START_RESULTS, StartRow,
 };
 use depositkit_core::{Error, ErrorKind};
 use tokio_postgres::types::ToSql;
@@ -22,6 +23,11 @@ use tokio_postgres::types::ToSql;
 use crate::db::Db;
 use crate::error::{FleetError, with_causes};
 use crate::schema::FENCE_LOST;
+
+mod read;
+mod write;
+
+use write::{CHECK_FENCE, check_fence, events_alone, in_one_trip, write_rows};
 
 /// One owner's deposit state in PostgreSQL, written under a fencing token.
 #[derive(Debug)]
@@ -31,6 +37,36 @@ pub struct PgOwnerStore {
     node: Arc<str>,
     fence: i64,
     lost: Arc<AtomicBool>,
+    read_ahead: ReadAhead,
+}
+
+/// The owner's rows read with the handed-over start, kept for the start's `load`, which takes
+/// them (once). A write of anything but events drops them first: what `load` returns is what
+/// the store holds (only this store writes the owner's rows while it holds the fence).
+#[derive(Debug, Default)]
+struct ReadAhead(Mutex<Option<OwnerRows>>);
+
+impl ReadAhead {
+    fn rows(&self) -> std::sync::MutexGuard<'_, Option<OwnerRows>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn keep(&self, rows: OwnerRows) {
+        *self.rows() = Some(rows);
+    }
+
+    fn take(&self) -> Option<OwnerRows> {
+        self.rows().take()
+    }
+
+    fn forget(&self) {
+        *self.rows() = None;
+    }
+
+    /// The account the rows read ahead bind the owner to.
+    fn bound_account(&self) -> Option<String> {
+        self.rows().as_ref().and_then(|rows| rows.account_id.clone())
+    }
 }
 
 impl PgOwnerStore {
@@ -41,6 +77,7 @@ impl PgOwnerStore {
             node: node.into(),
             fence,
             lost: Arc::new(AtomicBool::new(false)),
+            read_ahead: ReadAhead::default(),
         }
     }
 
@@ -95,17 +132,65 @@ impl PgOwnerStore {
         params: Params,
     ) -> depositkit_core::Result<()> {
         let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
-        self.run(what, move |mut client| {
+        self.run(what, move |client| {
             Box::pin(async move {
-                let tx = client.transaction().await?;
-                check_fence(&tx, &owner, &node, fence).await?;
+                let (check, statement) = tokio::try_join!(
+                    client.prepare_cached(CHECK_FENCE),
+                    client.prepare_cached(sql)
+                )?;
                 let params: Vec<&(dyn ToSql + Sync)> =
                     params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
-                let statement = tx.prepare_cached(sql).await?;
-                tx.execute(&statement, &params).await?;
-                tx.commit().await
+                let fence_params: [&(dyn ToSql + Sync); 3] = [&&*owner, &&*node, &fence];
+                in_one_trip(
+                    &client,
+                    vec![
+                        Box::pin(client.execute(&check, &fence_params)),
+                        Box::pin(client.execute(&statement, &params)),
+                    ],
+                )
+                .await
             })
         })
+    }
+
+    /// The account the owner is bound to, binding it to `account_id` when it is bound to none.
+    fn store_account(&self, account_id: &str, now: u64) -> depositkit_core::Result<Option<String>> {
+        self.read_ahead.forget();
+        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
+        let account = account_id.to_owned();
+        self.written(self.run("saving the account", move |mut client| {
+            Box::pin(async move {
+                // Bound already (every start but an owner's first, e.g. each takeover): one
+                // read, no write.
+                let statement = client
+                    .prepare_cached("SELECT account_id FROM dk_clients WHERE owner = $1")
+                    .await?;
+                let bound = client
+                    .query_opt(&statement, &[&&*owner])
+                    .await?
+                    .and_then(|row| row.get::<_, Option<String>>(0));
+                if bound.is_some() {
+                    return Ok(bound);
+                }
+                let tx = client.transaction().await?;
+                check_fence(&tx, &owner, &node, fence).await?;
+                tx.execute(
+                    "INSERT INTO dk_clients (owner, account_id, updated_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (owner) DO UPDATE \
+                     SET account_id = coalesce(dk_clients.account_id, $2), updated_at = $3",
+                    &[&&*owner, &account, &id(now)],
+                )
+                .await?;
+                let row = tx
+                    .query_one("SELECT account_id FROM dk_clients WHERE owner = $1", &[&&*owner])
+                    .await?;
+                let stored: Option<String> = row.get(0);
+                if stored.as_deref() == Some(account.as_str()) {
+                    tx.commit().await?;
+                }
+                Ok(stored)
+            })
+        }))
     }
 
     fn unavailable(&self, e: &FleetError) -> Error {
@@ -176,10 +261,13 @@ impl OwnerStore for PgOwnerStore {
 
     fn write(&self, change: &ChangeRows) -> depositkit_core::Result<()> {
         let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
+        if !events_alone(change) {
+            self.read_ahead.forget();
+        }
         let change = change.clone();
         let events = change.events.len();
-        self.written(self.run("writing", move |mut client| {
-            Box::pin(async move { write_rows(&mut client, &owner, &node, fence, &change).await })
+        self.written(self.run("writing", move |client| {
+            Box::pin(async move { write_rows(&client, &owner, &node, fence, &change).await })
         }))?;
         if events > 0 {
             crate::metrics::events_written(events);
@@ -223,6 +311,7 @@ impl OwnerStore for PgOwnerStore {
     }
 
     fn save_notifications(&self, json: &str, now: u64) -> depositkit_core::Result<()> {
+        self.read_ahead.forget();
         self.written(self.fenced_statement(
             "saving the notifications",
             "INSERT INTO dk_clients (owner, notifications, updated_at) VALUES ($1, $2, $3) \
@@ -232,41 +321,11 @@ impl OwnerStore for PgOwnerStore {
     }
 
     fn bind_account(&self, account_id: &str, now: u64) -> depositkit_core::Result<()> {
-        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
-        let account = account_id.to_owned();
-        let stored = self.written(self.run("saving the account", move |mut client| {
-            Box::pin(async move {
-                // Bound already (every start but an owner's first, e.g. each takeover): one
-                // read, no write.
-                let statement = client
-                    .prepare_cached("SELECT account_id FROM dk_clients WHERE owner = $1")
-                    .await?;
-                let bound = client
-                    .query_opt(&statement, &[&&*owner])
-                    .await?
-                    .and_then(|row| row.get::<_, Option<String>>(0));
-                if bound.is_some() {
-                    return Ok(bound);
-                }
-                let tx = client.transaction().await?;
-                check_fence(&tx, &owner, &node, fence).await?;
-                tx.execute(
-                    "INSERT INTO dk_clients (owner, account_id, updated_at) VALUES ($1, $2, $3) \
-                     ON CONFLICT (owner) DO UPDATE \
-                     SET account_id = coalesce(dk_clients.account_id, $2), updated_at = $3",
-                    &[&&*owner, &account, &id(now)],
-                )
-                .await?;
-                let row = tx
-                    .query_one("SELECT account_id FROM dk_clients WHERE owner = $1", &[&&*owner])
-                    .await?;
-                let stored: Option<String> = row.get(0);
-                if stored.as_deref() == Some(account.as_str()) {
-                    tx.commit().await?;
-                }
-                Ok(stored)
-            })
-        }))?;
+        // Read with the start already, when the start was handed over: no trip at all.
+        let stored = match self.read_ahead.bound_account() {
+            Some(bound) => Some(bound),
+            None => self.store_account(account_id, now)?,
+        };
         match stored {
             Some(stored) if stored != account_id => Err(Error::configuration(format!(
                 "the fleet store {} holds account '{}' of owner {}, but the service gave account \
@@ -279,53 +338,16 @@ impl OwnerStore for PgOwnerStore {
             _ => Ok(()),
         }
     }
-
     fn load(&self, results: usize) -> depositkit_core::Result<OwnerRows> {
+        if results == START_RESULTS
+            && let Some(rows) = self.read_ahead.take()
+        {
+            return Ok(rows);
+        }
         let owner = Arc::clone(&self.owner);
-        let results = i64::try_from(results).unwrap_or(i64::MAX);
+        let results = id(results as u64);
         self.run("reading the owner's state", move |client| {
-            Box::pin(async move {
-                // Prepared once per connection, then sent together (pipelined): one round
-                // trip, not six.
-                let (by_client, by_deposit, by_result) = tokio::try_join!(
-                    client.prepare_cached(
-                        "SELECT account_id, detector, notifications FROM dk_clients \
-                         WHERE owner = $1",
-                    ),
-                    client.prepare_cached(
-                        "SELECT id, open, record, seq FROM dk_deposits WHERE owner = $1 \
-                         ORDER BY seq",
-                    ),
-                    client.prepare_cached(
-                        "SELECT kind, result FROM dk_results WHERE owner = $1 \
-                         ORDER BY updated_at DESC LIMIT $2",
-                    ),
-                )?;
-                let owner: &(dyn ToSql + Sync) = &&*owner;
-                let (by_owner, with_limit) = ([owner], [owner, &results]);
-                let (client_row, deposits, results) = tokio::try_join!(
-                    client.query_opt(&by_client, &by_owner),
-                    client.query(&by_deposit, &by_owner),
-                    client.query(&by_result, &with_limit),
-                )?;
-                let mut rows = OwnerRows::default();
-                if let Some(row) = client_row {
-                    rows.account_id = row.get(0);
-                    rows.detector = row.get(1);
-                    rows.notifications = row.get(2);
-                }
-                rows.deposits = deposits
-                    .iter()
-                    .map(|row| StoredDeposit {
-                        id: row.get(0),
-                        open: row.get(1),
-                        record: row.get(2),
-                        seq: u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
-                    })
-                    .collect();
-                rows.results = results.iter().map(|row| (row.get(0), row.get(1))).collect();
-                Ok(rows)
-            })
+            Box::pin(async move { read::owner_rows(&client, &owner, results).await })
         })
     }
 
@@ -335,25 +357,12 @@ impl OwnerStore for PgOwnerStore {
 
     fn load_start(&self) -> depositkit_core::Result<Option<StartRow>> {
         let owner = Arc::clone(&self.owner);
-        self.run("reading the handed-over start", move |client| {
-            Box::pin(async move {
-                let statement = client
-                    .prepare_cached(
-                        "SELECT start_account, session_jwt, session_expires_at FROM dk_clients \
-                         WHERE owner = $1 AND start_account IS NOT NULL",
-                    )
-                    .await?;
-                let row = client.query_opt(&statement, &[&&*owner]).await?;
-                Ok(row.map(|row| StartRow {
-                    account: row.get(0),
-                    session_jwt: row.get(1),
-                    session_expires_at: row
-                        .get::<_, Option<i64>>(2)
-                        .and_then(|at| u64::try_from(at).ok())
-                        .unwrap_or(0),
-                }))
-            })
-        })
+        let results = id(START_RESULTS as u64);
+        let (start, rows) = self.run("reading the handed-over start", move |client| {
+            Box::pin(async move { read::start_and_rows(&client, &owner, results).await })
+        })?;
+        self.read_ahead.keep(rows);
+        Ok(start)
     }
 
     fn save_start(&self, start: &StartRow, now: u64) -> depositkit_core::Result<()> {
@@ -380,84 +389,4 @@ impl OwnerStore for PgOwnerStore {
     fn owner_lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)
     }
-}
-
-/// The fence check every write runs first in its transaction (a statement prepared once per
-/// connection: one round trip, and no parsing, per write).
-async fn check_fence(
-    tx: &deadpool_postgres::Transaction<'_>,
-    owner: &str,
-    node: &str,
-    fence: i64,
-) -> Result<(), tokio_postgres::Error> {
-    let statement = tx.prepare_cached("SELECT dk_check_fence($1, $2, $3)").await?;
-    tx.execute(&statement, &[&owner, &node, &fence]).await.map(drop)
-}
-
-/// One fenced transaction of `change`.
-async fn write_rows(
-    client: &mut deadpool_postgres::Object,
-    owner: &str,
-    node: &str,
-    fence: i64,
-    change: &ChangeRows,
-) -> Result<(), tokio_postgres::Error> {
-    let tx = client.transaction().await?;
-    check_fence(&tx, owner, node, fence).await?;
-    let now = id(change.now);
-    if !change.deposits.is_empty() {
-        let upsert = tx
-            .prepare_cached(
-                "INSERT INTO dk_deposits (owner, id, seq, state, open, record, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT (owner, id) DO UPDATE SET state = $4, open = $5, record = $6, \
-                 updated_at = $7",
-            )
-            .await?;
-        for d in &change.deposits {
-            tx.execute(&upsert, &[&owner, &d.id, &id(d.seq), &d.state, &d.open, &d.record, &now])
-                .await?;
-        }
-    }
-    if let Some(json) = &change.detector {
-        tx.execute(
-            "INSERT INTO dk_clients (owner, detector, updated_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (owner) DO UPDATE SET detector = $2, updated_at = $3",
-            &[&owner, json, &now],
-        )
-        .await?;
-    }
-    for a in &change.attempts {
-        tx.execute(
-            "INSERT INTO dk_attempts (owner, quote_id, deposit_id, purpose, sent_at, outcome, \
-                 transaction_id, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $5) \
-             ON CONFLICT (owner, quote_id) DO UPDATE SET \
-                 outcome = coalesce($6, dk_attempts.outcome), \
-                 transaction_id = coalesce($7, dk_attempts.transaction_id), updated_at = $5",
-            &[&owner, &a.quote_id, &a.deposit_id, &a.purpose, &now, &a.outcome, &a.transaction_id],
-        )
-        .await?;
-    }
-    for r in &change.results {
-        tx.execute(
-            "INSERT INTO dk_results (owner, deposit_id, kind, result, updated_at) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (owner, deposit_id, kind) \
-             DO UPDATE SET result = $4, updated_at = $5",
-            &[&owner, &r.deposit_id, &r.kind, &r.result, &now],
-        )
-        .await?;
-    }
-    if !change.events.is_empty() {
-        let insert = tx
-            .prepare_cached(
-                "INSERT INTO dk_events (owner, id, at, type, deposit_id, event) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .await?;
-        for e in &change.events {
-            tx.execute(&insert, &[&owner, &id(e.id), &id(e.at), &e.kind, &e.deposit_id, &e.event])
-                .await?;
-        }
-    }
-    tx.commit().await
 }
