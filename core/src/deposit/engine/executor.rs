@@ -32,6 +32,8 @@ pub(crate) enum Job {
 
 impl Inner {
     pub(crate) async fn executor_loop(weak: Weak<Inner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+        // Each job's future is boxed: inline, the largest (a sweep's) would sit in every
+        // client's idle task (a few KiB per owner, most of the time waiting for a job).
         while let Some(job) = jobs.recv().await {
             let Some(inner) = weak.upgrade() else { return };
             if inner.is_closed() {
@@ -40,20 +42,20 @@ impl Inner {
             match job {
                 Job::Sweep { deposit_id, reply } => {
                     let manual = reply.is_some();
-                    let result = Arc::clone(&inner).run_sweep(&deposit_id, manual).await;
+                    let result = Box::pin(Arc::clone(&inner).run_sweep(&deposit_id, manual)).await;
                     if let (Some(reply), Some(result)) = (reply, result) {
                         let _ = reply.send(result);
                     }
                 }
                 Job::Refund { deposit_id, reply } => {
                     let manual = reply.is_some();
-                    let result = Arc::clone(&inner).run_refund(&deposit_id, manual).await;
+                    let result = Box::pin(Arc::clone(&inner).run_refund(&deposit_id, manual)).await;
                     if let (Some(reply), Some(result)) = (reply, result) {
                         let _ = reply.send(result);
                     }
                 }
                 Job::Recover { reply } => {
-                    let result = Arc::clone(&inner).run_recovery().await;
+                    let result = Box::pin(Arc::clone(&inner).run_recovery()).await;
                     let _ = reply.send(result);
                 }
             }
@@ -130,5 +132,25 @@ impl Inner {
                 inner.due(&id, &[DepositState::RefundWait]);
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Weak;
+    use std::time::Duration;
+
+    use super::Inner;
+
+    /// Every client keeps these two tasks for its whole life, mostly idle: their futures must
+    /// not carry a poll's, a sweep's or a refund's state inline (memory per owner).
+    #[test]
+    fn a_clients_idle_tasks_stay_small() {
+        let (_jobs, rx) = tokio::sync::mpsc::unbounded_channel();
+        let executor = Inner::executor_loop(Weak::new(), rx);
+        let watcher = Inner::watch_loop(Weak::new(), Duration::from_secs(2));
+        let (executor, watcher) = (size_of_val(&executor), size_of_val(&watcher));
+        assert!(executor <= 256, "the executor loop's future is {executor} bytes");
+        assert!(watcher <= 256, "the watch loop's future is {watcher} bytes");
     }
 }

@@ -242,7 +242,9 @@ impl Inner {
             if inner.is_closed() {
                 return;
             }
-            if let Err(error) = Arc::clone(&inner).poll_once().await {
+            // Boxed: inline, the poll's future would sit in every client's task while it
+            // waits for the next tick (most of its life).
+            if let Err(error) = Box::pin(Arc::clone(&inner).poll_once()).await {
                 inner.emit_error(&error);
             }
         }
