@@ -21,6 +21,13 @@ fn the_sqlite_store_keeps_the_contract() {
     suite::check(&|owner| {
         Box::new(SqliteOwnerStore::open(&path, owner).unwrap()) as Box<dyn OwnerStore>
     });
+    // One process starts each owner the full way: nothing is kept for a next client, and a
+    // client does not ask.
+    let store =
+        SqliteOwnerStore::open(&path, "0x00000000000000000000000000000000000000c4").unwrap();
+    assert!(!store.keeps_starts());
+    assert_eq!(store.load_start().unwrap(), None);
+    store.release();
 }
 
 #[test]

@@ -355,6 +355,10 @@ impl OwnerStore for PgOwnerStore {
         // The lease is the fleet's to give back (after the client stopped).
     }
 
+    fn keeps_starts(&self) -> bool {
+        true
+    }
+
     fn load_start(&self) -> depositkit_core::Result<Option<StartRow>> {
         let owner = Arc::clone(&self.owner);
         let results = id(START_RESULTS as u64);

@@ -20,11 +20,14 @@ impl Inner {
     /// ([`AccountBackend::open_account`](crate::services::AccountBackend::open_account): the
     /// owner's signer and its universal account).
     ///
-    /// On devnet's protocol, what the owner's previous client handed over through the store
-    /// (`handover.rs`: the account, the wallet and a session that verifies) is taken instead
-    /// when it checks out; else, once opened the full way, it is handed on.
+    /// On devnet's protocol, with a store that keeps starts (the fleet's), what the owner's
+    /// previous client handed over through the store (`handover.rs`: the account, the wallet
+    /// and a session that verifies) is taken instead when it checks out; else, once opened the
+    /// full way, it is handed on. Other stores skip both (no trip to the store for nothing).
     pub(crate) async fn init_async(self: Arc<Self>) -> Result<(AccountInfo, String)> {
-        let (info, wallet) = if self.speaks_protocol() {
+        let (info, wallet) = if self.speaks_protocol() && !self.hub.store().keeps_starts() {
+            self.open_protocol_account().await?
+        } else if self.speaks_protocol() {
             self.keep_sessions_handed_over();
             match self.take_over().await {
                 Some(started) => started,

@@ -370,6 +370,12 @@ impl DepositStore {
         restore(&**store, store.load(contract::START_RESULTS)?)
     }
 
+    /// Whether the store keeps starts for the owner's next client
+    /// ([`OwnerStore::keeps_starts`]): when it does not, a client skips handing its start over.
+    pub fn keeps_starts(&self) -> bool {
+        matches!(&*lock(&self.backend), Backend::Durable(store) if store.keeps_starts())
+    }
+
     /// What the owner's previous client learnt when it started (nothing unless the store keeps
     /// it: [`OwnerStore::load_start`]).
     ///

@@ -222,6 +222,16 @@ pub trait OwnerStore: Send + Sync {
     /// Lets another client take the owner (on close). Nothing is written after it.
     fn release(&self);
 
+    /// Whether the store keeps a start for the owner's next client ([`save_start`] and
+    /// [`load_start`] do something): the default keeps nothing, and a client of a store that
+    /// keeps nothing does not try.
+    ///
+    /// [`save_start`]: OwnerStore::save_start
+    /// [`load_start`]: OwnerStore::load_start
+    fn keeps_starts(&self) -> bool {
+        false
+    }
+
     /// What the owner's previous client learnt when it started, when the store keeps it (the
     /// default keeps nothing).
     ///

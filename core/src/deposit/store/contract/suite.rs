@@ -293,6 +293,7 @@ fn save_start(store: &dyn OwnerStore, start: &StartRow, case: &str) {
 fn a_start_is_handed_to_the_next_store(open: Open<'_>) {
     let case = "start handed over";
     let store = open("0x0h");
+    assert!(store.keeps_starts(), "{case}: a store that keeps starts says so");
     assert_eq!(load_start(&*store, case), None, "{case}: nothing before a save");
     let first = start("acct-1", "jwt-1", 1000);
     save_start(&*store, &first, case);
