@@ -6,8 +6,9 @@
 //! this library, beside its emulator endpoints.
 //!
 //! Layers, data first: [`records`] (the User record and the checks every value passes),
-//! [`rpc`] (JSON-RPC envelopes, pure), [`methods`] and [`auth`] (the three methods and Basic
-//! auth over a store), [`store`] (SQLite and PostgreSQL behind [`UserStore`]), [`http`] (the
+//! [`rpc`] (JSON-RPC envelopes, pure), [`answer`] and [`single_call`] (a call's answer and
+//! the common single call, without `serde_json::Value` trees), [`methods`] and [`auth`] (the
+//! three methods and Basic auth over a store), [`store`] (SQLite and PostgreSQL behind [`UserStore`]), [`http`] (the
 //! `/user-rpc` route), [`serve`] (the server's routes, connection cap, graceful shutdown) and
 //! [`admin`] (the CLI's admin commands) and [`admin_api`] (the same over HTTP, with a token).
 //!
@@ -38,6 +39,7 @@
 
 pub mod admin;
 pub mod admin_api;
+pub mod answer;
 pub mod auth;
 pub mod error;
 pub mod http;
@@ -46,6 +48,7 @@ pub mod records;
 pub mod rpc;
 pub mod secret;
 pub mod serve;
+pub mod single_call;
 pub mod store;
 #[cfg(feature = "test-harness")]
 pub mod testing;

@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 
 use depositkit_core::describe::{json_kind, quote};
 
+use crate::answer::Answer;
 use crate::error::Error;
-use crate::records::{ChainFamily, SessionStatus, User, normalize_uuid};
+use crate::records::{ChainFamily, SessionStatus, normalize_uuid};
 use crate::rpc::{Params, RpcError, codes};
 use crate::store::{Found, Lookup, UserStore};
 use crate::time;
@@ -29,7 +30,7 @@ impl crate::rpc::Methods for Context<'_> {
     async fn call(&self, method: &str, params: &Params) -> Result<Value, RpcError> {
         let lookup = lookup_of(method, params, time::now_ms())?;
         let found = self.store.look_up(self.project_id, &lookup).await.map_err(internal)?;
-        answer(&lookup, found)
+        answer_json(&answer(&lookup, found)?)
     }
 }
 
@@ -41,16 +42,30 @@ impl crate::rpc::Methods for Context<'_> {
 /// # Errors
 /// The JSON-RPC error to answer instead.
 pub fn lookup_of(method: &str, params: &Params, now_ms: i64) -> Result<Lookup, RpcError> {
+    let names = param_names(method)?;
+    lookup_of_strings(method, string_params(method, names, params)?, now_ms)
+}
+
+/// [`lookup_of`] for positional params that are two strings, as every method takes (the fast
+/// path of [`crate::single_call`] reads them without a `serde_json::Value`).
+///
+/// # Errors
+/// The JSON-RPC error to answer instead.
+pub fn lookup_of_strings(
+    method: &str,
+    [first, second]: [&str; 2],
+    now_ms: i64,
+) -> Result<Lookup, RpcError> {
     match method {
         "getUserInfo" => {
-            let [uuid, token] = string_params(method, ["uuid", "token"], params)?;
+            let (uuid, token) = (first, second);
             let uuid = normalize_uuid("uuid", uuid).map_err(|_| {
                 RpcError::invalid_param(0, format!("param 0 (uuid) {} is not a UUID", quote(uuid)))
             })?;
             Ok(Lookup::UserInfo { uuid, token: token.to_owned(), now_ms })
         }
         "getUserInfoByIdentity" => {
-            let [provider, uid] = string_params(method, ["provider", "uid"], params)?;
+            let (provider, uid) = (first, second);
             if provider != JWT_PROVIDER {
                 return Err(RpcError::new(
                     codes::UNSUPPORTED_PROVIDER,
@@ -64,28 +79,39 @@ pub fn lookup_of(method: &str, params: &Params, now_ms: i64) -> Result<Lookup, R
             Ok(Lookup::ByIdentity { provider: provider.to_owned(), uid: uid.to_owned() })
         }
         "isProjectUser" => {
-            let [chain, address] = string_params(method, ["chain", "address"], params)?;
+            let (chain, address) = (first, second);
             let chain = membership_params(chain, address)?;
             Ok(Lookup::Membership { chain, address: chain.normalize(address) })
         }
-        _ => Err(RpcError::new(
-            codes::METHOD_NOT_FOUND,
-            format!("method {} not found", quote(method)),
-        )
-        .with_data(json!({ "methods": METHODS }))),
+        _ => Err(method_not_found(method)),
     }
+}
+
+/// The names of `method`'s positional params, or -32601 for an unknown method.
+fn param_names(method: &str) -> Result<[&'static str; 2], RpcError> {
+    match method {
+        "getUserInfo" => Ok(["uuid", "token"]),
+        "getUserInfoByIdentity" => Ok(["provider", "uid"]),
+        "isProjectUser" => Ok(["chain", "address"]),
+        _ => Err(method_not_found(method)),
+    }
+}
+
+fn method_not_found(method: &str) -> RpcError {
+    RpcError::new(codes::METHOD_NOT_FOUND, format!("method {} not found", quote(method)))
+        .with_data(json!({ "methods": METHODS }))
 }
 
 /// The answer to a call from what the store found for its lookup (pure).
 ///
 /// # Errors
 /// The method's JSON-RPC error: an unknown user or identity, a wrong or expired token.
-pub fn answer(lookup: &Lookup, found: Found) -> Result<Value, RpcError> {
+pub fn answer(lookup: &Lookup, found: Found) -> Result<Answer, RpcError> {
     match (lookup, found) {
         (Lookup::UserInfo { uuid, .. }, Found::UserInfo(found)) => match found {
             None => Err(user_not_found(uuid)),
             // The token is never echoed.
-            Some((user, SessionStatus::Valid)) => user_json(&user),
+            Some((user, SessionStatus::Valid)) => Ok(Answer::User(Box::new(user))),
             Some((_, SessionStatus::Expired)) => Err(RpcError::new(
                 codes::INVALID_TOKEN,
                 format!("the session token of user {uuid} has expired"),
@@ -98,14 +124,14 @@ pub fn answer(lookup: &Lookup, found: Found) -> Result<Value, RpcError> {
             .with_data(json!({ "param": 1, "reason": "unknown" }))),
         },
         (Lookup::ByIdentity { provider, uid }, Found::ByIdentity(found)) => match found {
-            Some(user) => user_json(&user),
+            Some(user) => Ok(Answer::User(Box::new(user))),
             None => Err(RpcError::new(
                 codes::IDENTITY_NOT_FOUND,
                 format!("no user of this project has {provider} identity {}", quote(uid)),
             )
             .with_data(json!({ "param": 1, "provider": provider }))),
         },
-        (Lookup::Membership { .. }, Found::Membership(found)) => Ok(Value::Bool(found)),
+        (Lookup::Membership { .. }, Found::Membership(found)) => Ok(Answer::Member(found)),
         _ => {
             // The store answered another question than it was asked: a bug, not the caller's.
             eprintln!("depositkit-server: internal error: the store answered another lookup");
@@ -178,8 +204,12 @@ fn user_not_found(uuid: &str) -> RpcError {
         .with_data(json!({ "param": 0, "uuid": uuid }))
 }
 
-fn user_json(user: &User) -> Result<Value, RpcError> {
-    serde_json::to_value(user)
+/// `answer` as a `serde_json::Value` (a batch's replies are built from them).
+///
+/// # Errors
+/// -32603 when it cannot be serialized (logged).
+pub fn answer_json(answer: &Answer) -> Result<Value, RpcError> {
+    serde_json::to_value(answer)
         .map_err(|e| internal(Error::Json { context: "user record".into(), source: e }))
 }
 

@@ -390,7 +390,16 @@ impl SessionStatus {
     pub fn of(row: Option<(String, i64)>, uuid: &str, now_ms: i64) -> Self {
         match row {
             Some((owner, _)) if owner != uuid => SessionStatus::Unknown,
-            Some((_, expires_at)) if expires_at <= now_ms => SessionStatus::Expired,
+            Some((_, expires_at)) => Self::of_expiry(Some(expires_at), now_ms),
+            None => SessionStatus::Unknown,
+        }
+    }
+
+    /// What a token is at `now_ms`, given the expiry of its session when that session is the
+    /// user's (`None`: no such session, or another user's).
+    pub fn of_expiry(expires_at: Option<i64>, now_ms: i64) -> Self {
+        match expires_at {
+            Some(expires_at) if expires_at <= now_ms => SessionStatus::Expired,
             Some(_) => SessionStatus::Valid,
             None => SessionStatus::Unknown,
         }

@@ -92,7 +92,7 @@ pub fn failure(id: &Value, error: RpcError) -> Value {
 }
 
 /// Whether `id` is an allowed request id: an integer, a string or null.
-fn valid_id(id: &Value) -> bool {
+pub fn valid_id(id: &Value) -> bool {
     match id {
         Value::Null | Value::String(_) => true,
         Value::Number(n) => n.is_i64() || n.is_u64(),
@@ -205,14 +205,16 @@ pub fn reply(id: &Value, outcome: Result<Value, RpcError>) -> Value {
 /// Names are cut to 64 characters and anything but printable ASCII becomes `?`, so a request
 /// cannot forge log lines.
 pub fn method_names(body: &Value) -> Vec<String> {
-    let name = |v: &Value| {
-        let raw = v.get("method").and_then(Value::as_str).unwrap_or("?");
-        raw.chars().take(64).map(|c| if c.is_ascii_graphic() { c } else { '?' }).collect()
-    };
+    let name = |v: &Value| log_name(v.get("method").and_then(Value::as_str).unwrap_or("?"));
     match body {
         Value::Array(batch) => batch.iter().map(name).collect(),
         one => vec![name(one)],
     }
+}
+
+/// A method name as [`method_names`] logs it.
+pub fn log_name(method: &str) -> String {
+    method.chars().take(64).map(|c| if c.is_ascii_graphic() { c } else { '?' }).collect()
 }
 
 #[cfg(test)]

@@ -28,7 +28,14 @@ macro_rules! both_stores {
     )*};
 }
 
-both_stores!(answers, authentication_failures, bad_input, batches_and_notifications, body_limit);
+both_stores!(
+    answers,
+    authentication_failures,
+    bad_input,
+    batches_and_notifications,
+    body_limit,
+    single_calls_answer_as_the_general_path_does,
+);
 
 /// A seeded store served in process on 127.0.0.1 (the server's own routes and options).
 struct Service {
@@ -229,6 +236,55 @@ fn bad_input(service: &Service) {
         .unwrap();
     assert_eq!(wrong_type.status().as_u16(), 415);
     assert_eq!(get(&service.url).status, 405);
+}
+
+/// A single call with two plain string params is read and answered without `serde_json::Value`
+/// trees (`depositkit_server::single_call`); the same call with `"jsonrpc"` written with an
+/// escape goes the general way. Both get the same status, headers and bytes.
+fn single_calls_answer_as_the_general_path_does(service: &Service) {
+    let nobody = "00000000-0000-4000-8000-000000000000";
+    let calls = [
+        ("getUserInfo", [service.user.as_str(), service.token.as_str()]),
+        ("getUserInfo", [&service.user.to_uppercase(), &service.token]),
+        ("getUserInfo", [&service.user, &service.expired]),
+        ("getUserInfo", [&service.user, "st_nope"]),
+        ("getUserInfo", [nobody, &service.token]),
+        ("getUserInfo", ["not-a-uuid", "t"]),
+        ("isProjectUser", ["evm_chain", EVM]),
+        ("isProjectUser", ["solana", SOL]),
+        ("isProjectUser", ["bitcoin", SOL]),
+        ("getUserInfoByIdentity", ["jwt", "uid-1"]),
+        ("getUserInfoByIdentity", ["jwt", "uid-2"]),
+        ("getUserInfoByIdentity", ["google", "x"]),
+        ("deleteUser", ["a", "b"]),
+    ];
+    let right = basic(&service.project, &service.key);
+    let wrong = basic(&service.project, "sk_wrong");
+    for (method, [first, second]) in calls {
+        for id in ["7", "\"abc\"", "null", "-1", "18446744073709551615", ""] {
+            for auth in [&right, &wrong] {
+                let id = if id.is_empty() { String::new() } else { format!(r#""id":{id},"#) };
+                let body = |version: &str| {
+                    format!(
+                        r#"{{"jsonrpc":"{version}",{id}"method":"{method}","params":["{first}","{second}"]}}"#
+                    )
+                };
+                let fast = post(&service.url, Some(auth), &body("2.0"));
+                let general = post(&service.url, Some(auth), &body("\\u0032.0"));
+                let case = body("2.0");
+                assert_eq!(fast.status, general.status, "{case}");
+                assert_eq!(fast.body, general.body, "{case}");
+                assert_eq!(fast.header("content-type"), general.header("content-type"), "{case}");
+                let challenge = "www-authenticate";
+                assert_eq!(fast.header(challenge), general.header(challenge), "{case}");
+                if auth == &right && id.is_empty() {
+                    assert_eq!(fast.status, 204, "{case}: {}", fast.body);
+                } else if auth == &right && method == "isProjectUser" && first == "evm_chain" {
+                    assert!(fast.body.contains(r#""result":true"#), "{case}: {}", fast.body);
+                }
+            }
+        }
+    }
 }
 
 fn batches_and_notifications(service: &Service) {

@@ -6,6 +6,7 @@ mod common;
 use std::time::{Duration, SystemTime};
 
 use common::{Backend, Database, EVM, SOL, open, runtime};
+use depositkit_server::store::{Found, Lookup};
 use depositkit_server::{ChainFamily, Error, NewUser, Profile, SessionStatus, UserStore, time};
 use serde_json::json;
 
@@ -32,6 +33,7 @@ both_stores!(
     project_membership,
     sessions,
     server_keys,
+    a_request_reads_its_key_and_its_project_only,
     bad_input_is_a_typed_error_naming_the_value,
     import_is_all_or_nothing,
 );
@@ -138,6 +140,51 @@ async fn sessions(store: UserStore) {
         matches!(bad, Error::InvalidInput { .. }) && !bad.to_string().contains("has space"),
         "{bad}"
     );
+}
+
+/// A request's key check and lookup in one trip (`authenticate_and_look_up`, one statement per
+/// method where the store can): the key is read on every request, and a project's key finds
+/// only that project's users and wallets.
+async fn a_request_reads_its_key_and_its_project_only(store: UserStore) {
+    let shop = store.create_project("shop").await.unwrap();
+    let other = store.create_project("other").await.unwrap();
+    let alice = store.add_user(&shop.project_id, &NewUser::with_email("a@example.com")).await;
+    let alice = alice.unwrap();
+    store.add_wallet(&alice, ChainFamily::Solana, SOL).await.unwrap();
+    store.add_wallet(&alice, ChainFamily::Evm, EVM).await.unwrap();
+    let hour = Duration::from_secs(3600);
+    let token = store.add_session(&alice, None, SystemTime::now() + hour).await.unwrap();
+    let now = time::now_ms();
+    let info = Lookup::UserInfo { uuid: alice.clone(), token, now_ms: now };
+    let member = Lookup::Membership { chain: ChainFamily::Evm, address: EVM.to_lowercase() };
+    let ask = async |project: &depositkit_server::ProjectCredentials, lookup: &Lookup| {
+        store.authenticate_and_look_up(&project.project_id, &project.server_key, lookup).await
+    };
+    // Twice each: PostgreSQL checks the key first for credentials it has not seen valid yet.
+    for _ in 0..2 {
+        let Some(Found::UserInfo(Some((user, status)))) = ask(&shop, &info).await.unwrap() else {
+            panic!("alice not found through her project");
+        };
+        assert_eq!((user.uuid.as_str(), status), (alice.as_str(), SessionStatus::Valid));
+        // In the order they were added.
+        let wallets: Vec<_> = user.wallets.iter().map(|w| w.public_address.as_str()).collect();
+        assert_eq!(wallets, [SOL.to_owned(), EVM.to_lowercase()]);
+        assert_eq!(user, store.user(&shop.project_id, &alice).await.unwrap().unwrap());
+        assert_eq!(ask(&shop, &member).await.unwrap(), Some(Found::Membership(true)));
+        assert_eq!(ask(&other, &info).await.unwrap(), Some(Found::UserInfo(None)));
+        assert_eq!(ask(&other, &member).await.unwrap(), Some(Found::Membership(false)));
+    }
+    let rotated = store.rotate_server_key(&shop.project_id).await.unwrap();
+    assert_eq!(ask(&shop, &info).await.unwrap(), None, "the old key stops at once");
+    assert_eq!(ask(&shop, &member).await.unwrap(), None);
+    assert_eq!(ask(&shop, &Lookup::Nothing).await.unwrap(), None);
+    assert!(matches!(ask(&rotated, &info).await.unwrap(), Some(Found::UserInfo(Some(_)))));
+    let unknown = depositkit_server::ProjectCredentials {
+        project_id: "00000000-0000-4000-8000-000000000000".into(),
+        server_key: rotated.server_key.clone(),
+    };
+    assert_eq!(ask(&unknown, &info).await.unwrap(), None);
+    assert_eq!(ask(&unknown, &member).await.unwrap(), None);
 }
 
 async fn server_keys(store: UserStore) {

@@ -2,12 +2,15 @@
 //! run together, so that a request costs one trip instead of one for authentication and one or
 //! two for the method (issue 19, `docs/benchmarks.md`).
 //!
-//! - SQLite: both on one connection in one call. The call runs right on the async thread when a
-//!   connection is free (point lookups through cached statements, a few µs: less than handing
-//!   them to the blocking pool and waiting for the answer), on tokio's blocking pool when every
-//!   connection is busy (a writer may hold one through a commit).
-//! - PostgreSQL: every statement of the request sent at once on one pooled connection
-//!   (tokio-postgres pipelines them): one round trip.
+//! - SQLite: both on one connection in one call and one read transaction (`isProjectUser`: one
+//!   statement; `getUserInfo`: the key, user row and session in one, the wallets in another).
+//!   The call runs right on the async thread when a connection is free (point lookups through
+//!   cached statements, a few µs: less than handing them to the blocking pool and waiting for
+//!   the answer), on tokio's blocking pool when every connection is busy (a writer may hold one
+//!   through a commit).
+//! - PostgreSQL: one statement for the key and the lookup of `getUserInfo` or `isProjectUser`
+//!   (the others' statements sent at once on one pooled connection, pipelined): one round
+//!   trip.
 //!
 //! Nothing is cached between requests: every request reads the key and the rows, so a key
 //! rotated or a user added through another server on the same database counts from the next

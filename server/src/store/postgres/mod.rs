@@ -4,6 +4,7 @@
 //! user added through one is visible through the others at once.
 
 mod read;
+mod request;
 mod schema;
 mod write;
 

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
 
-use super::{PgStore, db};
+use super::{PgStore, db, request};
 use crate::error::Result;
 use crate::records::{ChainFamily, Profile, SessionStatus, User, Wallet};
 use crate::store::lookup::{Found, Lookup};
@@ -58,9 +58,9 @@ impl PgStore {
 
     /// Whether `server_key` (when given; `None`: the caller is already authenticated) is
     /// `project_id`'s key, and what `lookup` finds for the project. For credentials found valid
-    /// lately the key's statement and the lookup's go out together on one connection, one round
-    /// trip (a rejected caller's rows are dropped unread); for others (a first request, a wrong
-    /// key) the key is checked first, so that a rejected caller costs one statement.
+    /// lately the key check and the lookup are one statement ([`super::request`]); for others
+    /// (a first request, a wrong key) the key is checked first, so that a rejected caller costs
+    /// the key's statement only.
     ///
     /// # Errors
     /// Database failures only.
@@ -75,19 +75,15 @@ impl PgStore {
             return Ok((true, run(&client, project_id, lookup).await?));
         };
         let credential = secret::credential_hash(project_id, key);
-        let (accepted, found) = if matches!(lookup, Lookup::Nothing) || self.seen_valid(&credential)
-        {
-            tokio::try_join!(
-                key_matches(&client, project_id, key),
-                run(&client, project_id, lookup)
-            )?
-        } else if key_matches(&client, project_id, key).await? {
-            (true, run(&client, project_id, lookup).await?)
+        let (accepted, found) = if matches!(lookup, Lookup::Nothing) {
+            (key_matches(&client, project_id, key).await?, Found::Nothing)
+        } else if self.seen_valid(&credential) || key_matches(&client, project_id, key).await? {
+            request::checked(&client, project_id, key, lookup).await?
         } else {
             (false, Found::Nothing)
         };
         self.remember(credential, accepted);
-        Ok(if accepted { (true, found) } else { (false, Found::Nothing) })
+        Ok((accepted, found))
     }
 
     /// [`crate::UserStore::user_uuids`] on PostgreSQL.
@@ -103,7 +99,11 @@ impl PgStore {
 }
 
 /// What `lookup` finds for `project_id`, its statements pipelined on `client`.
-async fn run(client: &impl GenericClient, project_id: &str, lookup: &Lookup) -> Result<Found> {
+pub(super) async fn run(
+    client: &impl GenericClient,
+    project_id: &str,
+    lookup: &Lookup,
+) -> Result<Found> {
     Ok(match lookup {
         Lookup::Nothing => Found::Nothing,
         Lookup::UserInfo { uuid, token, now_ms } => {
@@ -123,7 +123,7 @@ async fn run(client: &impl GenericClient, project_id: &str, lookup: &Lookup) -> 
 }
 
 /// Whether `server_key` is the key of `project_id` (constant time in the key).
-async fn key_matches(
+pub(super) async fn key_matches(
     client: &impl GenericClient,
     project_id: &str,
     server_key: &str,
@@ -179,26 +179,31 @@ async fn is_member(
     chain: ChainFamily,
     address: &str,
 ) -> Result<bool> {
-    let stmt = client
-        .prepare_cached(
-            "SELECT 1 FROM wallets w JOIN users u ON u.uuid = w.user_uuid
-               WHERE u.project_id = $1 AND w.chain = $2 AND w.public_address = $3
-             UNION ALL
-             SELECT 1 FROM interactions
-               WHERE project_id = $1 AND chain = $2 AND address = $3
-             LIMIT 1",
-        )
-        .await
-        .map_err(db)?;
+    let stmt = client.prepare_cached(&MEMBERSHIP_SQL).await.map_err(db)?;
     let row =
-        client.query_opt(&stmt, &[&project_id, &chain.as_str(), &address]).await.map_err(db)?;
-    Ok(row.is_some())
+        client.query_one(&stmt, &[&project_id, &chain.as_str(), &address]).await.map_err(db)?;
+    Ok(row.get(0))
 }
 
+/// Whether the address `$3` on chain `$2` is a wallet of a user of project `$1` or interacted
+/// with it, as a boolean expression. The wallet's user is found by its uuid (a subquery per
+/// wallet of that address, not a join): joined on `u.project_id = $1`, a generic plan made
+/// before the tables' statistics exist walked the project's users instead (`EXPLAIN ANALYZE`,
+/// issue 19).
+pub(super) const MEMBERSHIP: &str = "EXISTS (SELECT 1 FROM wallets w
+             WHERE w.chain = $2 AND w.public_address = $3
+               AND (SELECT project_id FROM users WHERE uuid = w.user_uuid) = $1)
+        OR EXISTS (SELECT 1 FROM interactions
+                    WHERE project_id = $1 AND chain = $2 AND address = $3)";
+
+static MEMBERSHIP_SQL: LazyLock<String> = LazyLock::new(|| format!("SELECT {MEMBERSHIP}"));
+
 /// The user row of `load_user`, built once (its text keys the prepared-statement cache).
+/// The user is found by its uuid alone and its project compared in `load_user`, for the
+/// reason [`MEMBERSHIP`] gives.
 static USER_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "SELECT created_at, updated_at, {} FROM users WHERE uuid = $1 AND project_id = $2",
+        "SELECT created_at, updated_at, {}, project_id FROM users WHERE uuid = $1",
         Profile::column_list()
     )
 });
@@ -217,14 +222,14 @@ async fn load_user(
         .map_err(db)?;
     // Both queries at once: tokio-postgres pipelines them on the connection, one round trip
     // instead of two. The wallets of a user that does not exist are no rows.
-    let user_params: [&(dyn ToSql + Sync); 2] = [&uuid, &project_id];
+    let user_params: [&(dyn ToSql + Sync); 1] = [&uuid];
     let wallets_params: [&(dyn ToSql + Sync); 1] = [&uuid];
     let (row, wallet_rows) = tokio::try_join!(
         client.query_opt(&user_stmt, &user_params),
         client.query(&wallets_stmt, &wallets_params),
     )
     .map_err(db)?;
-    let Some(row) = row else {
+    let Some(row) = row.filter(|row| row.get::<_, &str>(26) == project_id) else {
         return Ok(None);
     };
     let mut values: [Option<String>; 24] = Default::default();
