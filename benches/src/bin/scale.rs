@@ -623,7 +623,8 @@ fn main() {
         );
     }
     let devnet = Devnet::start(&o.devnet, o.devnet_in_process);
-    println!("devnet (another process): {}", devnet.services);
+    let place = if o.devnet_in_process { "in this process" } else { "another process" };
+    println!("devnet ({place}): {}", devnet.services);
     println!(
         "| clients | memory / client | CPU / poll round | requests / round | detection p50 / p99 | threads | init | close |"
     );

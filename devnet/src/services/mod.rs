@@ -74,6 +74,8 @@ pub struct Services {
     pub(crate) activity: crate::dashboard::Activity,
     /// The simulated chains of the ledger chains (`crate::simchain`).
     pub(crate) simchains: Arc<crate::simchain::SimChains>,
+    /// The signer's wallets read so far.
+    pub(crate) wallets: signer::Wallets,
 }
 
 impl Services {
@@ -98,6 +100,7 @@ impl Services {
             stats: stats::ServiceStats::default(),
             particle_log: particle::log::RequestLog::default(),
             particle_lost: particle::LostAnswers::default(),
+            wallets: signer::Wallets::default(),
             activity: crate::dashboard::Activity::default(),
         })
     }
@@ -156,7 +159,7 @@ impl Services {
     /// # Errors
     /// 500 on database failures.
     pub fn wallet(&self, session: &Session) -> ApiResult<Wallet> {
-        signer::wallet(&self.store, &session.sub).map_err(ApiError::internal)
+        self.wallets.get(&self.store, &session.sub).map_err(ApiError::internal)
     }
 
     /// The wallet address (lower-case) of a session, created on first use. Blocking.
