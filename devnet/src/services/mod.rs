@@ -167,7 +167,8 @@ impl Services {
     /// # Errors
     /// 500 on database failures.
     pub fn wallet_owner(&self, session: &Session) -> ApiResult<String> {
-        signer::wallet_address(&self.store, &session.sub)
+        self.wallets
+            .address(&self.store, &session.sub)
             .map(|address| address.to_ascii_lowercase())
             .map_err(ApiError::internal)
     }

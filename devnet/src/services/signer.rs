@@ -89,17 +89,30 @@ impl Wallets {
     /// # Errors
     /// What [`wallet`] returns.
     pub fn get(&self, store: &Store, sub: &str) -> Result<Wallet> {
-        let known =
-            self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(sub).cloned();
+        let known = self.known().get(sub).cloned();
         if let Some(wallet) = known {
             return Ok(wallet);
         }
         let wallet = wallet(store, sub)?;
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(sub.to_owned(), wallet.clone());
+        self.known().insert(sub.to_owned(), wallet.clone());
         Ok(wallet)
+    }
+
+    /// [`wallet_address`] of `sub`, from memory once its wallet was read (a batch of balance
+    /// polls names hundreds of sessions: no store read each).
+    ///
+    /// # Errors
+    /// What [`wallet_address`] returns.
+    pub fn address(&self, store: &Store, sub: &str) -> Result<String> {
+        let known = self.known().get(sub).map(Wallet::checksummed);
+        match known {
+            Some(address) => Ok(address),
+            None => wallet_address(store, sub),
+        }
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Wallet>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
