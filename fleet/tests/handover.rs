@@ -105,10 +105,50 @@ fn a_takeover_starts_on_the_handed_over_session_and_devnet_mints_none() {
     // to verify it and not start.
     devnet.forge_next_jwts(1000).unwrap();
     a.halt();
+    // Read after a's clients closed (their last status change: `idle`).
+    let last_ids: HashMap<String, i64> =
+        query(database.url(), "SELECT owner, max(id) FROM dk_events GROUP BY owner", |row| {
+            (row.get(0), row.get(1))
+        })
+        .into_iter()
+        .collect();
     let b = DepositFleet::join(database.url(), template(&devnet), options("b")).unwrap();
     eventually(Duration::from_secs(20), "b takes every owner over", || {
         b.running_owners() == owners
     });
+    // Each started client's status changes went to the log together, in one transaction
+    // (held until its start ended), their ids after a's last (the batch read's).
+    for owner in &owners {
+        let written = query(
+            database.url(),
+            &format!(
+                "SELECT id, type, event, tx::text FROM dk_events \
+                 WHERE owner = '{owner}' AND id > {} ORDER BY id",
+                last_ids[owner]
+            ),
+            |row| {
+                (
+                    row.get::<_, i64>(0),
+                    row.get::<_, String>(1),
+                    row.get::<_, String>(2),
+                    row.get::<_, String>(3),
+                )
+            },
+        );
+        let ids: Vec<i64> = written.iter().map(|w| w.0).collect();
+        let first = last_ids[owner] + 1;
+        assert_eq!(ids, (first..first + 3).collect::<Vec<_>>(), "{owner}: {written:?}");
+        let statuses: Vec<String> = written
+            .iter()
+            .map(|(_, kind, event, _)| {
+                assert_eq!(kind, "status:change");
+                let event: serde_json::Value = serde_json::from_str(event).unwrap();
+                event["payload"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        assert_eq!(statuses, ["initializing", "ready", "watching"], "{owner}");
+        assert!(written.iter().all(|w| w.3 == written[0].3), "one transaction: {written:?}");
+    }
     for owner in &owners {
         let evm = b.client(owner).unwrap().deposit_addresses().unwrap().evm;
         assert_eq!(evm, addresses[owner], "the handed-over account");

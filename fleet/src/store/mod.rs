@@ -24,6 +24,7 @@ use crate::db::Db;
 use crate::error::{FleetError, with_causes};
 use crate::schema::FENCE_LOST;
 
+pub(crate) mod prefetch;
 mod read;
 mod write;
 
@@ -38,34 +39,110 @@ pub struct PgOwnerStore {
     fence: i64,
     lost: Arc<AtomicBool>,
     read_ahead: ReadAhead,
+    holding: Arc<Holding>,
 }
 
-/// The owner's rows read with the handed-over start, kept for the start's `load`, which takes
-/// them (once). A write of anything but events drops them first: what `load` returns is what
-/// the store holds (only this store writes the owner's rows while it holds the fence).
+/// What was read before the client asked (with the handed-over start, or a takeover's batch
+/// read: [`prefetch`]), kept for the start's reads, each taken once. A write of anything but
+/// events drops the rows first: what `load` returns is what the store holds (only this store
+/// writes the owner's rows while it holds the fence).
 #[derive(Debug, Default)]
-struct ReadAhead(Mutex<Option<OwnerRows>>);
+struct ReadAhead(Mutex<Kept>);
+
+#[derive(Debug, Default)]
+struct Kept {
+    last_event_id: Option<u64>,
+    /// `Some(None)`: read, and no start was handed over.
+    start: Option<Option<StartRow>>,
+    rows: Option<OwnerRows>,
+}
 
 impl ReadAhead {
-    fn rows(&self) -> std::sync::MutexGuard<'_, Option<OwnerRows>> {
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn keep(&self, rows: OwnerRows) {
-        *self.rows() = Some(rows);
+        self.kept().rows = Some(rows);
     }
 
     fn take(&self) -> Option<OwnerRows> {
-        self.rows().take()
+        self.kept().rows.take()
+    }
+
+    /// A write happened: the last event id read is past, and so are the rows unless the write
+    /// was of events alone.
+    fn written(&self, events_alone: bool) {
+        let mut kept = self.kept();
+        kept.last_event_id = None;
+        if !events_alone {
+            kept.rows = None;
+        }
     }
 
     fn forget(&self) {
-        *self.rows() = None;
+        self.written(false);
     }
 
     /// The account the rows read ahead bind the owner to.
     fn bound_account(&self) -> Option<String> {
-        self.rows().as_ref().and_then(|rows| rows.account_id.clone())
+        self.kept().rows.as_ref().and_then(|rows| rows.account_id.clone())
+    }
+}
+
+/// The events of a starting client, held until its start ends ([`StartEvents::finish`]) and
+/// then written in one statement, instead of one fenced write per status change
+/// (`initializing`, `ready`, `watching`). `None`: not holding (every write goes out at once).
+#[derive(Debug, Default)]
+struct Holding(Mutex<Option<Vec<EventRow>>>);
+
+impl Holding {
+    fn events(&self) -> std::sync::MutexGuard<'_, Option<Vec<EventRow>>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What becomes of `change`: held, or written with the held events before its own (in
+    /// the same transaction), or written as it is. Any write of rows ends the holding.
+    fn take(&self, change: &ChangeRows) -> Outgoing {
+        let mut held = self.events();
+        let Some(events) = held.as_mut() else { return Outgoing::AsIs };
+        if events_alone(change) {
+            events.extend(change.events.iter().cloned());
+            return Outgoing::Held;
+        }
+        let mut merged = change.clone();
+        merged.events.splice(0..0, held.take().unwrap_or_default());
+        Outgoing::WithHeld(merged)
+    }
+
+    /// The held events, as one write; the holding ends.
+    fn release(&self) -> Option<ChangeRows> {
+        let events = self.events().take().filter(|events| !events.is_empty())?;
+        let now = events.iter().map(|e| e.at).max().unwrap_or(0);
+        Some(ChangeRows { now, events, ..ChangeRows::default() })
+    }
+}
+
+/// What a write sends ([`Holding::take`]).
+enum Outgoing {
+    Held,
+    WithHeld(ChangeRows),
+    AsIs,
+}
+
+/// The handle of a starting client's held events ([`PgOwnerStore::hold_start_events`]).
+#[derive(Debug)]
+pub(crate) struct StartEvents(PgOwnerStore);
+
+impl StartEvents {
+    /// Writes the events held while the client started (one fenced statement) and ends the
+    /// holding. A refused or failed write reports the owner lost, as any write does.
+    pub(crate) fn finish(&self) {
+        if let Some(change) = self.0.holding.release()
+            && let Err(error) = self.0.write_now(change)
+        {
+            tracing::debug!(%error, "a started client's status events were not written");
+        }
     }
 }
 
@@ -78,7 +155,59 @@ impl PgOwnerStore {
             fence,
             lost: Arc::new(AtomicBool::new(false)),
             read_ahead: ReadAhead::default(),
+            holding: Arc::default(),
         }
+    }
+
+    /// This store answering its client's first reads (last event id, handed-over start,
+    /// rows) from `read`, a takeover's batch read of them.
+    pub(crate) fn with_prefetched(self, read: prefetch::Prefetched) -> PgOwnerStore {
+        *self.read_ahead.kept() = Kept {
+            last_event_id: Some(read.last_event_id),
+            start: Some(read.start),
+            rows: Some(read.rows),
+        };
+        self
+    }
+
+    /// Holds the events the client writes from now until the returned handle's
+    /// [`finish`](StartEvents::finish): they are written together, in one statement, when
+    /// its start ends. Reading the event log writes them first; a process that dies before
+    /// leaves none of them (its start never finished: the next holder's start writes its own).
+    pub(crate) fn hold_start_events(&self) -> StartEvents {
+        *self.holding.events() = Some(Vec::new());
+        StartEvents(PgOwnerStore {
+            db: self.db.clone(),
+            owner: Arc::clone(&self.owner),
+            node: Arc::clone(&self.node),
+            fence: self.fence,
+            lost: Arc::clone(&self.lost),
+            read_ahead: ReadAhead::default(),
+            holding: Arc::clone(&self.holding),
+        })
+    }
+
+    /// Writes what a starting client held, before a read of the event log.
+    fn write_held(&self) -> depositkit_core::Result<()> {
+        match self.holding.release() {
+            Some(change) => self.write_now(change),
+            None => Ok(()),
+        }
+    }
+
+    /// One fenced transaction of `change`, in one trip.
+    fn write_now(&self, change: ChangeRows) -> depositkit_core::Result<()> {
+        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
+        self.read_ahead.written(events_alone(&change));
+        let events = change.events.len();
+        self.written(self.run("writing", move |client| {
+            Box::pin(async move { write_rows(&client, &owner, &node, fence, &change).await })
+        }))?;
+        if events > 0 {
+            crate::metrics::events_written(events);
+            self.db.ring();
+        }
+        Ok(())
     }
 
     /// The fencing token this store's writes carry.
@@ -247,6 +376,9 @@ impl OwnerStore for PgOwnerStore {
     }
 
     fn last_event_id(&self) -> depositkit_core::Result<u64> {
+        if let Some(last) = self.read_ahead.kept().last_event_id.take() {
+            return Ok(last);
+        }
         let owner = Arc::clone(&self.owner);
         self.run("reading the event log", move |client| {
             Box::pin(async move {
@@ -260,23 +392,15 @@ impl OwnerStore for PgOwnerStore {
     }
 
     fn write(&self, change: &ChangeRows) -> depositkit_core::Result<()> {
-        let (owner, node, fence) = (Arc::clone(&self.owner), Arc::clone(&self.node), self.fence);
-        if !events_alone(change) {
-            self.read_ahead.forget();
+        match self.holding.take(change) {
+            Outgoing::Held => Ok(()),
+            Outgoing::WithHeld(merged) => self.write_now(merged),
+            Outgoing::AsIs => self.write_now(change.clone()),
         }
-        let change = change.clone();
-        let events = change.events.len();
-        self.written(self.run("writing", move |client| {
-            Box::pin(async move { write_rows(&client, &owner, &node, fence, &change).await })
-        }))?;
-        if events > 0 {
-            crate::metrics::events_written(events);
-            self.db.ring();
-        }
-        Ok(())
     }
 
     fn events_after(&self, cursor: u64, limit: usize) -> depositkit_core::Result<Vec<EventRow>> {
+        self.write_held()?;
         let owner = Arc::clone(&self.owner);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.run("reading the event log", move |client| {
@@ -294,6 +418,7 @@ impl OwnerStore for PgOwnerStore {
     }
 
     fn deposit_events(&self, deposit_id: &str) -> depositkit_core::Result<Vec<EventRow>> {
+        self.write_held()?;
         let owner = Arc::clone(&self.owner);
         let deposit_id = deposit_id.to_owned();
         self.run("reading the event log", move |client| {
@@ -360,6 +485,9 @@ impl OwnerStore for PgOwnerStore {
     }
 
     fn load_start(&self) -> depositkit_core::Result<Option<StartRow>> {
+        if let Some(start) = self.read_ahead.kept().start.take() {
+            return Ok(start);
+        }
         let owner = Arc::clone(&self.owner);
         let results = id(START_RESULTS as u64);
         let (start, rows) = self.run("reading the handed-over start", move |client| {
@@ -370,6 +498,7 @@ impl OwnerStore for PgOwnerStore {
     }
 
     fn save_start(&self, start: &StartRow, now: u64) -> depositkit_core::Result<()> {
+        self.read_ahead.kept().start = None;
         // Not `written`: a start that was not kept leaves the client's state as it was (the
         // next client starts the full way); a refused fence still reports the owner lost.
         self.fenced_statement(
