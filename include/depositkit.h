@@ -3049,6 +3049,31 @@ depositkit_status depositkit_fleet_remove_owner(const depositkit_fleet *fleet, c
 // be NULL or point to a writable `char *`.
 depositkit_status depositkit_fleet_owners(const depositkit_fleet *fleet, char **out_owners_json);
 
+// The deposit addresses of `owner`'s account, read from the fleet's database by any member
+// (whichever holds the owner): the account its holder's client kept when it started.
+//
+// On success `*out_json` is either a new string owned by the caller (free it with
+// `depositkit_string_free`), `{"evm": "0x...", "solana": "..."}` as
+// `depositkit_deposit_client_deposit_addresses` gives it, or NULL when no client of the owner
+// has started yet (a member starts one within a renewal of `depositkit_fleet_add_owner`). On
+// failure it is not written.
+//
+// Returns `DEPOSITKIT_STATUS_OK`, or:
+// - `DEPOSITKIT_STATUS_NOT_FOUND` when `owner` is not registered (the message names it);
+// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `owner` is not an EVM address (quoted);
+// - `DEPOSITKIT_STATUS_NETWORK` when the database cannot be reached or the query fails;
+// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` after `depositkit_fleet_leave`;
+// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+//
+// Blocks while the database answers. Thread-safe.
+//
+// # Safety
+// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `owner` must be NULL or
+// a NUL-terminated string; `out_json` must be NULL or point to a writable `char *`.
+depositkit_status depositkit_fleet_deposit_addresses(const depositkit_fleet *fleet,
+                                                     const char *owner,
+                                                     char **out_json);
+
 // Calls `callback` with `user_data` for every event of the fleet's one event log after
 // `cursor`, in commit order, on a thread of its own, until `depositkit_fleet_unsubscribe`,
 // `depositkit_fleet_leave` or `depositkit_fleet_free`.

@@ -22,6 +22,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use depositkit_core::deposit::DepositAddresses;
+
 use crate::commands::{self, CommandOutcome, FleetCommand};
 use crate::db::Db;
 use crate::error::{FleetError, Result};
@@ -100,6 +102,12 @@ impl AsyncFleet {
     pub fn remove_owner(&self, owner: &str) -> Spawned<()> {
         let (db, owner) = (self.db.clone(), owner_address(owner));
         self.spawn(async move { owners::remove(&db, &owner?).await })
+    }
+
+    /// [`Fleet::deposit_addresses`](crate::Fleet::deposit_addresses), awaited.
+    pub fn deposit_addresses(&self, owner: &str) -> Spawned<Option<DepositAddresses>> {
+        let (db, owner) = (self.db.clone(), owner_address(owner));
+        self.spawn(async move { owners::deposit_addresses(&db, &owner?).await })
     }
 
     /// [`Fleet::owners`](crate::Fleet::owners), awaited.

@@ -14,7 +14,9 @@
 
 use std::time::{Duration, Instant};
 
-use depositkit_core::deposit::{DepositClient, DestinationConfig, RefundReason};
+use depositkit_core::deposit::{
+    DepositClient, DestinationConfig, RefundReason, RefundStatus, SweepStatus,
+};
 use serde_json::{Value, json};
 
 use crate::db::Db;
@@ -115,6 +117,36 @@ impl FleetCommand {
             }
         }
     }
+
+    /// Runs a command claimed again (its previous holder died, or lost its connection, after
+    /// claiming it: it may have run). A sweep or refund that succeeded already, as the owner's
+    /// state records, is answered with its result, not run again (which would fail: "was
+    /// credited", "was already refunded"), so the requester gets the outcome of the one run.
+    /// A recovery and a destination change are run again: that is harmless.
+    pub(crate) fn execute_again(
+        &self,
+        client: &DepositClient,
+    ) -> std::result::Result<Value, String> {
+        let done = match self {
+            FleetCommand::Sweep { deposit_id } => client
+                .sweep_result(deposit_id)
+                .ok()
+                .flatten()
+                .filter(|r| r.status == SweepStatus::Success)
+                .map(serde_json::to_value),
+            FleetCommand::Refund { deposit_id, .. } => client
+                .refund_result(deposit_id)
+                .ok()
+                .flatten()
+                .filter(|r| r.status == RefundStatus::Success)
+                .map(serde_json::to_value),
+            FleetCommand::Recover | FleetCommand::SetDestination(_) => None,
+        };
+        match done {
+            Some(result) => result.map_err(|e| e.to_string()),
+            None => self.execute(client),
+        }
+    }
 }
 
 /// How a command ended.
@@ -188,6 +220,8 @@ pub(crate) struct Claimed {
     pub id: i64,
     pub owner: String,
     pub command: std::result::Result<FleetCommand, String>,
+    /// Claimed before (it was `running`): it may have run already.
+    pub again: bool,
 }
 
 /// Claims the pending commands of owners `node` holds (and running ones a previous holder left,
@@ -198,15 +232,17 @@ pub(crate) async fn claim(db: &Db, node: &str, running: &[String]) -> Result<Vec
     let client = db.client().await?;
     let rows = client
         .query(
-            "UPDATE dk_commands c SET state = 'running', claimed_by = $1, fence = o.fence \
-             FROM dk_owners o \
-             WHERE o.owner = c.owner AND c.id IN ( \
-                 SELECT c2.id FROM dk_commands c2 JOIN dk_owners o2 ON o2.owner = c2.owner \
+            "WITH picked AS ( \
+                 SELECT c2.id, c2.state = 'running' AS again \
+                 FROM dk_commands c2 JOIN dk_owners o2 ON o2.owner = c2.owner \
                  WHERE o2.holder = $1 AND c2.owner = ANY($2) AND (c2.state = 'pending' \
                        OR (c2.state = 'running' \
                            AND (c2.fence < o2.fence OR c2.claimed_by = $1))) \
                  ORDER BY c2.id LIMIT 50 FOR UPDATE OF c2 SKIP LOCKED) \
-             RETURNING c.id, c.owner, c.kind, c.args::text",
+             UPDATE dk_commands c SET state = 'running', claimed_by = $1, fence = o.fence \
+             FROM dk_owners o, picked p \
+             WHERE o.owner = c.owner AND c.id = p.id \
+             RETURNING c.id, c.owner, c.kind, c.args::text, p.again",
             &[&node, &running],
         )
         .await
@@ -219,6 +255,7 @@ pub(crate) async fn claim(db: &Db, node: &str, running: &[String]) -> Result<Vec
                 id: row.get(0),
                 owner: row.get(1),
                 command: FleetCommand::from_row(row.get(2), &args),
+                again: row.get(4),
             }
         })
         .collect())

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use depositkit_core::deposit::store_contract::{EventRow, OwnerStore, START_RESULTS};
-use depositkit_core::deposit::{DepositClient, DepositClientConfig};
+use depositkit_core::deposit::{DepositAddresses, DepositClient, DepositClientConfig};
 
 use crate::commands::{self, CommandOutcome, FleetCommand};
 use crate::db::Db;
@@ -106,6 +106,17 @@ impl Fleet {
     pub fn holder(&self, owner: &str) -> Result<(Option<String>, i64)> {
         let (db, owner) = (self.db.clone(), owner_address(owner)?);
         self.run(async move { owners::holder(&db, &owner).await })
+    }
+
+    /// The deposit addresses of `owner`'s account, read from the database by any process
+    /// (kept by the owner's holder when its client started): `None` until a client of the owner
+    /// has started once (within a tick of its registration while members run).
+    ///
+    /// # Errors
+    /// [`FleetError::InvalidOwner`], [`FleetError::UnknownOwner`].
+    pub fn deposit_addresses(&self, owner: &str) -> Result<Option<DepositAddresses>> {
+        let (db, owner) = (self.db.clone(), owner_address(owner)?);
+        self.run(async move { owners::deposit_addresses(&db, &owner).await })
     }
 
     /// The event log of `owner` after event id `after` (at most `limit`), as stored: readable
@@ -395,9 +406,12 @@ async fn run_commands(shared: &Arc<Shared>) -> Result<()> {
                 if let FleetCommand::SetDestination(to) = &command {
                     destination = Some(to.clone());
                 }
-                tokio::task::spawn_blocking(move || command.execute(&client))
-                    .await
-                    .unwrap_or_else(|_| Err("the command panicked".to_owned()))
+                let again = claimed.again;
+                tokio::task::spawn_blocking(move || {
+                    if again { command.execute_again(&client) } else { command.execute(&client) }
+                })
+                .await
+                .unwrap_or_else(|_| Err("the command panicked".to_owned()))
             }
         };
         let db = &shared.fleet.db;

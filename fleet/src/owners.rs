@@ -1,7 +1,8 @@
 //! The registered owners (`dk_owners`): added, removed and configured durably, from any
 //! process of the fleet.
 
-use depositkit_core::deposit::DestinationConfig;
+use depositkit_core::deposit::store_contract::StartRow;
+use depositkit_core::deposit::{DepositAddresses, DestinationConfig};
 use serde_json::{Value, json};
 
 use crate::db::Db;
@@ -130,6 +131,28 @@ pub(crate) async fn holder(db: &Db, owner: &str) -> Result<(Option<String>, i64)
         .map_err(pg)?
         .ok_or_else(|| FleetError::UnknownOwner(owner.to_owned()))?;
     Ok((row.get(0), row.get(1)))
+}
+
+/// The deposit addresses of `owner`'s account, from the start its holder kept
+/// (`dk_clients.start_account`): `None` until a client of it has started once.
+pub(crate) async fn deposit_addresses(db: &Db, owner: &str) -> Result<Option<DepositAddresses>> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(
+            "SELECT c.start_account FROM dk_owners o LEFT JOIN dk_clients c USING (owner) \
+             WHERE o.owner = $1",
+            &[&owner],
+        )
+        .await
+        .map_err(pg)?
+        .ok_or_else(|| FleetError::UnknownOwner(owner.to_owned()))?;
+    let Some(account) = row.get::<_, Option<String>>(0) else { return Ok(None) };
+    let start = StartRow { account, session_jwt: None, session_expires_at: 0 };
+    start.deposit_addresses().map(Some).ok_or_else(|| {
+        FleetError::Postgres(format!(
+            "the account kept for owner {owner} cannot be read (kept by another version)"
+        ))
+    })
 }
 
 /// Stores `owner`'s new destination in its options, inside `tx`: the fenced transaction that

@@ -12,7 +12,7 @@ use depositkit_server::testing::TestDatabase;
 
 mod support;
 
-use support::{devnet, eventually, options, phases, template};
+use support::{devnet, eventually, options, phases, query, template};
 
 #[test]
 fn members_share_owners_and_a_survivor_credits_a_dead_members_deposit_once() {
@@ -122,6 +122,97 @@ fn any_process_asks_and_the_holder_runs_the_command() {
     match other.request(&owner, FleetCommand::Recover, Duration::from_millis(300)) {
         Err(FleetError::CommandTimeout { .. }) => {}
         other => panic!("expected CommandTimeout, got {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_command_claimed_again_answers_with_the_result_of_its_one_run() {
+    let (devnet, dir) = devnet("again");
+    let database = TestDatabase::create();
+    let a = DepositFleet::join(database.url(), template(&devnet), options("a")).unwrap();
+    let owner = a
+        .fleet()
+        .add_owner("0x00000000000000000000000000000000000a9a10", OwnerOptions::default())
+        .unwrap();
+    eventually(Duration::from_secs(30), "a runs the owner", || {
+        a.running_owners() == [owner.clone()]
+    });
+    let address = a.client(&owner).unwrap().deposit_addresses().unwrap().evm;
+    devnet.deposit(&address, 8453, TokenType::USDC, "4000000", None).unwrap();
+    eventually(Duration::from_secs(30), "the deposit is credited", || {
+        phases(&a, &owner).iter().any(|p| p == "credited")
+    });
+    let events = a.fleet().owner_events(&owner, 0, 1000).unwrap();
+    let deposit_id = events.iter().find_map(|e| e.deposit_id.clone()).expect("a deposit's events");
+    let swept = a.client(&owner).unwrap().sweep_result(&deposit_id).unwrap().expect("swept");
+
+    // A sweep of it that a holder claimed under an older fence and died with, maybe after
+    // running it; then the same sweep asked anew, from another process.
+    database.execute(&format!(
+        "INSERT INTO dk_commands (owner, kind, args, state, fence, claimed_by) \
+         SELECT owner, 'sweep', '{{\"depositId\": \"{deposit_id}\"}}'::jsonb, 'running', \
+                fence - 1, 'a-dead-node' FROM dk_owners WHERE owner = '{owner}'"
+    ));
+    let other = depositkit_fleet::Fleet::connect(database.url(), 2).unwrap();
+    let asked = FleetCommand::Sweep { deposit_id: deposit_id.clone() };
+    let fresh = other.request(&owner, asked, Duration::from_secs(20)).unwrap();
+    // Run anew: the deposit was credited, so it fails, naming it.
+    let CommandOutcome::Failed(message) = fresh else { panic!("expected Failed, got {fresh:?}") };
+    assert!(message.contains(&deposit_id), "{message}");
+    // Claimed again: answered with the result of the run that happened, not run again.
+    let rows = query(
+        database.url(),
+        "SELECT state, result, claimed_by FROM dk_commands WHERE kind = 'sweep' ORDER BY id",
+        |row| (row.get::<_, String>(0), row.get::<_, Option<String>>(1), row.get::<_, String>(2)),
+    );
+    let (state, result, claimed_by) = &rows[0];
+    assert_eq!((state.as_str(), claimed_by.as_str()), ("done", a.node_id().as_str()), "{rows:?}");
+    let result: serde_json::Value = serde_json::from_str(result.as_deref().unwrap()).unwrap();
+    assert_eq!(result, serde_json::to_value(&swept).unwrap());
+    let sweeps = a.client(&owner).unwrap().get_transactions(Some(1), Some(100)).unwrap();
+    let count = sweeps.transactions.iter().filter(|t| t.tag == "sweep").count();
+    assert_eq!(count, 1, "swept once");
+    a.leave().unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn any_process_reads_an_owners_deposit_addresses() {
+    let (devnet, dir) = devnet("addresses");
+    let database = TestDatabase::create();
+    let a = DepositFleet::join(database.url(), template(&devnet), options("a")).unwrap();
+    let owner = a
+        .fleet()
+        .add_owner("0x00000000000000000000000000000000000add01", OwnerOptions::default())
+        .unwrap();
+    eventually(Duration::from_secs(30), "a runs the owner", || {
+        a.running_owners() == [owner.clone()]
+    });
+    // Another process, holding nothing, reads what the holder's client gives.
+    let other = depositkit_fleet::Fleet::connect(database.url(), 2).unwrap();
+    let addresses = a.client(&owner).unwrap().deposit_addresses().unwrap();
+    let upper = owner.to_uppercase().replacen("0X", "0x", 1);
+    assert_eq!(other.deposit_addresses(&upper).unwrap(), Some(addresses.clone()));
+    a.leave().unwrap();
+    assert_eq!(other.deposit_addresses(&owner).unwrap(), Some(addresses), "kept after leaving");
+
+    // Registered, never started (no member runs): none yet.
+    let waiting = other
+        .add_owner("0x00000000000000000000000000000000000add02", OwnerOptions::default())
+        .unwrap();
+    assert_eq!(other.deposit_addresses(&waiting).unwrap(), None);
+    match other.deposit_addresses("0x00000000000000000000000000000000000add03") {
+        Err(FleetError::UnknownOwner(o)) => {
+            assert_eq!(o, "0x00000000000000000000000000000000000add03")
+        }
+        got => panic!("expected UnknownOwner, got {got:?}"),
+    }
+    match other.deposit_addresses("not-an-owner") {
+        Err(error @ FleetError::InvalidOwner { .. }) => {
+            assert!(error.to_string().contains("'not-an-owner'"), "{error}")
+        }
+        got => panic!("expected InvalidOwner, got {got:?}"),
     }
     let _ = std::fs::remove_dir_all(dir);
 }

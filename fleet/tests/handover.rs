@@ -13,7 +13,7 @@ use depositkit_core::deposit::store_contract::{OwnerStore, StartRow};
 use depositkit_devnet::RunningDevnet;
 use depositkit_fleet::{DepositFleet, Fleet, LeaseSettings, OwnerOptions};
 use depositkit_server::testing::TestDatabase;
-use support::{devnet, eventually, options, phases, template};
+use support::{devnet, eventually, options, phases, query, template};
 
 mod support;
 
@@ -28,20 +28,6 @@ struct Kept {
     account: Option<String>,
     jwt: Option<String>,
     expires_at: Option<i64>,
-}
-
-/// Rows of `sql` from `url`, each column read as `T` (a one-off connection).
-fn query<T>(url: &str, sql: &str, read: impl Fn(&tokio_postgres::Row) -> T) -> Vec<T> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let (client, connection) =
-            tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
-        let driver = tokio::spawn(connection);
-        let rows = client.query(sql, &[]).await.unwrap();
-        drop(client);
-        let _ = driver.await;
-        rows.iter().map(read).collect()
-    })
 }
 
 fn kept(database: &TestDatabase) -> HashMap<String, Kept> {

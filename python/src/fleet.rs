@@ -37,6 +37,7 @@ use pyo3::types::{PyDict, PyString};
 use crate::blocking::wait_for_raw;
 use crate::conversions::{given, json_to_py, str_arg};
 use crate::errors::to_py_err;
+use crate::events::PyDepositAddresses;
 use crate::fork::Origin;
 use crate::options::{build_config, destination_arg};
 
@@ -365,6 +366,18 @@ impl PyDepositFleet {
     fn owners(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let fleet = self.fleet(py)?;
         self.run(py, move || fleet.owners())
+    }
+
+    /// The deposit addresses of `owner`'s account, or `None` until a client of it started once.
+    fn deposit_addresses(
+        &self,
+        py: Python<'_>,
+        owner: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<PyDepositAddresses>> {
+        let owner = str_arg(owner, "owner")?.into_owned();
+        let fleet = self.fleet(py)?;
+        let addresses = self.run(py, move || fleet.deposit_addresses(&owner))?;
+        Ok(addresses.map(PyDepositAddresses::from))
     }
 
     #[pyo3(signature = (owner, *, destination=None))]

@@ -505,6 +505,14 @@ static void test_typed_errors(const depositkit_fleet *fleet) {
 
     CHECK(depositkit_fleet_remove_owner(fleet, UNKNOWN) == DEPOSITKIT_STATUS_NOT_FOUND);
     CHECK(last_error_contains(UNKNOWN));
+    CHECK(depositkit_fleet_deposit_addresses(fleet, UNKNOWN, &out) == DEPOSITKIT_STATUS_NOT_FOUND);
+    CHECK(last_error_contains(UNKNOWN));
+    CHECK(depositkit_fleet_deposit_addresses(fleet, "0x123", &out) ==
+          DEPOSITKIT_STATUS_INVALID_ARGUMENT);
+    CHECK(last_error_contains("'0x123'"));
+    CHECK(depositkit_fleet_deposit_addresses(fleet, OWNER, NULL) ==
+          DEPOSITKIT_STATUS_NULL_ARGUMENT);
+    CHECK(last_error_contains("out_json must not be NULL"));
     CHECK(depositkit_fleet_request(fleet, UNKNOWN, "recover", NULL, 1000, &out) ==
           DEPOSITKIT_STATUS_NOT_FOUND);
     CHECK(last_error_contains("is not registered"));
@@ -667,6 +675,11 @@ static void test_fleet(const depositkit_devnet *devnet, const char *services_url
     /* A deposit of 7 USDC on Base, detected by the holder (autoSweep is off). */
     char evm[64] = "";
     CHECK(deposit_address(services_url, evm, sizeof evm));
+    /* Any member reads the owner's deposit addresses from the database: the other one too. */
+    char *kept = NULL;
+    CHECK(OK(depositkit_fleet_deposit_addresses(other, OWNER, &kept)));
+    CHECK(kept != NULL && strstr(kept, evm) != NULL && strstr(kept, "\"solana\":\"") != NULL);
+    depositkit_string_free(kept);
     CHECK(OK(depositkit_devnet_deposit(devnet, evm, DEPOSITKIT_CHAIN_BASE, USDC, "7000000", NULL,
                                        NULL)));
     char deposit_id[128] = "";

@@ -159,7 +159,13 @@ def test_members_share_owners_and_a_deposit_is_credited_once(net: Any, join: Any
     assert b.owners() == owners
 
     [owner] = b.running_owners
-    net.deposit(deposit_address(net, owner), CHAIN.BASE, "USDC", "5")
+    # Any member reads an owner's deposit addresses from the database, holder or not: the
+    # addresses the services give any client of the owner.
+    addresses = a.deposit_addresses(owner.upper().replace("0X", "0x"))
+    assert isinstance(addresses, depositkit.DepositAddresses)
+    assert addresses == b.deposit_addresses(owner)
+    assert addresses.evm == deposit_address(net, owner) and addresses.solana
+    net.deposit(addresses.evm, CHAIN.BASE, "USDC", "5")
     expected = delivered_usdc("5")
     eventually(
         "the deposit is credited at the destination",
@@ -242,6 +248,10 @@ def test_bad_input_gets_its_error_class(database: str, join: Any) -> None:
         fleet.remove_owner(unknown)
     with pytest.raises(depositkit.NotFoundError, match=unknown):
         fleet.request(unknown, "recover", timeout=1)
+    with pytest.raises(depositkit.NotFoundError, match=unknown):
+        fleet.deposit_addresses(unknown)
+    with pytest.raises(depositkit.InvalidArgumentError, match="'0x123'"):
+        fleet.deposit_addresses("0x123")
     with pytest.raises(depositkit.InvalidArgumentError, match='"explode"'):
         fleet.request(owner, "explode")
     with pytest.raises(depositkit.InvalidArgumentError, match="needs deposit_id"):

@@ -77,7 +77,10 @@ async def test_async_members_sweep_through_a_request_and_read_the_log(net: Any, 
     holder, other = (a, b) if owner in a.running_owners else (b, a)
     assert other.running_owners == []
 
-    net.deposit(deposit_address(net, owner), CHAIN.BASE, "USDC", "8")
+    addresses = await other.deposit_addresses(owner)
+    assert addresses is not None and addresses == holder.sync.deposit_addresses(owner)
+    assert addresses.evm == deposit_address(net, owner)
+    net.deposit(addresses.evm, CHAIN.BASE, "USDC", "8")
 
     async def first_detected() -> FleetEvent:
         async for event in other.iter_events():

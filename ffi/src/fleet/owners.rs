@@ -7,7 +7,7 @@ use ::depositkit_fleet::OwnerOptions;
 
 use super::{checked_owner, depositkit_fleet, fleet_arg, fleet_error, write_owners};
 use crate::boundary;
-use crate::deposit::destination_arg;
+use crate::deposit::{destination_arg, json_out};
 use crate::status::depositkit_status;
 use crate::strings;
 
@@ -121,5 +121,49 @@ pub unsafe extern "C" fn depositkit_fleet_owners(
     // SAFETY: the caller's contract above.
     boundary::status(|| unsafe {
         write_owners(fleet, out_owners_json, |fleet| fleet.joined()?.owners().map_err(fleet_error))
+    })
+}
+
+/// The deposit addresses of `owner`'s account, read from the fleet's database by any member
+/// (whichever holds the owner): the account its holder's client kept when it started.
+///
+/// On success `*out_json` is either a new string owned by the caller (free it with
+/// `depositkit_string_free`), `{"evm": "0x...", "solana": "..."}` as
+/// `depositkit_deposit_client_deposit_addresses` gives it, or NULL when no client of the owner
+/// has started yet (a member starts one within a renewal of `depositkit_fleet_add_owner`). On
+/// failure it is not written.
+///
+/// Returns `DEPOSITKIT_STATUS_OK`, or:
+/// - `DEPOSITKIT_STATUS_NOT_FOUND` when `owner` is not registered (the message names it);
+/// - `DEPOSITKIT_STATUS_INVALID_ARGUMENT` when `owner` is not an EVM address (quoted);
+/// - `DEPOSITKIT_STATUS_NETWORK` when the database cannot be reached or the query fails;
+/// - `DEPOSITKIT_STATUS_DEPOSIT_SDK` after `depositkit_fleet_leave`;
+/// - `DEPOSITKIT_STATUS_NULL_ARGUMENT` when an argument is NULL; `DEPOSITKIT_STATUS_INVALID_UTF8`.
+///
+/// Blocks while the database answers. Thread-safe.
+///
+/// # Safety
+/// `fleet` must be NULL or a live handle from `depositkit_fleet_join`; `owner` must be NULL or
+/// a NUL-terminated string; `out_json` must be NULL or point to a writable `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn depositkit_fleet_deposit_addresses(
+    fleet: *const depositkit_fleet,
+    owner: *const c_char,
+    out_json: *mut *mut c_char,
+) -> depositkit_status {
+    boundary::status(|| {
+        // SAFETY: the caller's contract above.
+        let fleet = unsafe { fleet_arg(fleet) }?;
+        // SAFETY: the caller's contract above.
+        let owner = unsafe { strings::str_arg(owner, "owner") }?;
+        // SAFETY: the caller's contract above.
+        let out = unsafe { boundary::out(out_json, "out_json") }?;
+        let addresses = fleet.joined()?.deposit_addresses(owner).map_err(fleet_error)?;
+        let json = match addresses {
+            Some(addresses) => json_out(serde_json::to_string(&addresses))?,
+            None => std::ptr::null_mut(),
+        };
+        out.write(json);
+        Ok(())
     })
 }

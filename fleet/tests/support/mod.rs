@@ -104,3 +104,17 @@ pub fn phases(fleet: &DepositFleet, owner: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// Rows of `sql` from `url`, each column read as `T` (a one-off connection).
+pub fn query<T>(url: &str, sql: &str, read: impl Fn(&tokio_postgres::Row) -> T) -> Vec<T> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+        let driver = tokio::spawn(connection);
+        let rows = client.query(sql, &[]).await.unwrap();
+        drop(client);
+        let _ = driver.await;
+        rows.iter().map(read).collect()
+    })
+}

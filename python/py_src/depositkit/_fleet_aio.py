@@ -13,7 +13,7 @@ import typing
 from types import TracebackType
 from typing import Any, AsyncIterator, Callable, Literal, Optional, Tuple
 
-from ._native import DepositFleet, FleetEvent
+from ._native import DepositAddresses, DepositFleet, FleetEvent
 from .exceptions import DepositSDKError
 
 if typing.TYPE_CHECKING:
@@ -96,6 +96,11 @@ class AsyncDepositFleet:
     def left(self) -> bool:
         """Whether this member left the fleet (``leave()``)."""
         return self._fleet.left
+
+    async def deposit_addresses(self, owner: str) -> Optional[DepositAddresses]:
+        """``DepositFleet.deposit_addresses``, awaited: ``None`` until a client of ``owner``
+        started once."""
+        return await self._fleet._deposit_addresses_async(owner)
 
     async def owners(self) -> list[str]:
         """``DepositFleet.owners``, awaited."""

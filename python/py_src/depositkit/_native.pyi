@@ -3118,6 +3118,11 @@ class DepositFleet:
         """Whether this member left the fleet (``leave()``, ``with`` exit)."""
     def owners(self) -> list[str]:
         """Every registered owner, lower-case, sorted."""
+    def deposit_addresses(self, owner: str) -> Optional[DepositAddresses]:
+        """The deposit addresses of ``owner``'s account, read from the database (any member
+        answers, whichever holds the owner): ``None`` until a client of the owner has started
+        once (within a renewal of ``add_owner`` while members run). ``InvalidArgumentError``
+        names a malformed owner; ``NotFoundError`` an unregistered one."""
     def add_owner(self, owner: str, *, destination: Optional[_DestinationLike] = None) -> str:
         """Registers ``owner`` (an EVM address) durably, with its own destination when given;
         a member picks it up within one renewal. Returns it lower-case.
@@ -3217,6 +3222,8 @@ class DepositFleet:
         """``add_owner``, awaited (a member of ``_join_async`` only)."""
     def _remove_owner_async(self, owner: str) -> asyncio.Future[None]:
         """``remove_owner``, awaited."""
+    def _deposit_addresses_async(self, owner: str) -> asyncio.Future[Optional[DepositAddresses]]:
+        """``deposit_addresses``, awaited."""
     def _owners_async(self) -> asyncio.Future[list[str]]:
         """``owners``, awaited."""
     def _request_async(

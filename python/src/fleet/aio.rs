@@ -11,6 +11,7 @@
 
 use std::future::Future;
 
+use depositkit_core::deposit::DepositAddresses;
 use depositkit_fleet::AsyncFleet;
 
 use super::*;
@@ -47,6 +48,13 @@ fn none(py: Python<'_>, (): ()) -> PyResult<Py<PyAny>> {
 
 fn owner_list(py: Python<'_>, owners: Vec<String>) -> PyResult<Py<PyAny>> {
     Ok(owners.into_pyobject(py)?.into_any().unbind())
+}
+
+fn addresses_to_py(py: Python<'_>, addresses: Option<DepositAddresses>) -> PyResult<Py<PyAny>> {
+    match addresses {
+        Some(addresses) => Ok(Py::new(py, PyDepositAddresses::from(addresses))?.into_any()),
+        None => Ok(py.None()),
+    }
 }
 
 fn owner_name(py: Python<'_>, owner: String) -> PyResult<Py<PyAny>> {
@@ -141,6 +149,15 @@ impl PyDepositFleet {
     ) -> PyResult<Bound<'py, PyAny>> {
         let removed = self.aio(py)?.remove_owner(&str_arg(owner, "owner")?);
         self.awaited(py, removed, none)
+    }
+
+    fn _deposit_addresses_async<'py>(
+        &self,
+        py: Python<'py>,
+        owner: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let addresses = self.aio(py)?.deposit_addresses(&str_arg(owner, "owner")?);
+        self.awaited(py, addresses, addresses_to_py)
     }
 
     fn _owners_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::Inner;
-use crate::deposit::model::now_ms;
+use crate::deposit::model::{DepositAddresses, now_ms};
 use crate::deposit::store::contract::StartRow;
 use crate::services::jwt::SESSION_REFRESH_MARGIN_SECS;
 use crate::services::{AccountInfo, Session};
@@ -36,6 +36,19 @@ struct HandedAccount {
     wallet: String,
     /// The account service it came from: another service's account is never taken.
     account_service: String,
+}
+
+impl StartRow {
+    /// The deposit addresses of the account this start holds (what the client's
+    /// `deposit_addresses()` gave), or `None` when its account cannot be read (kept by another
+    /// version).
+    pub fn deposit_addresses(&self) -> Option<DepositAddresses> {
+        let handed = serde_json::from_str::<HandedAccount>(&self.account).ok()?;
+        Some(DepositAddresses {
+            evm: handed.account.evm_address,
+            solana: handed.account.solana_address,
+        })
+    }
 }
 
 impl Inner {
@@ -127,5 +140,36 @@ impl Inner {
             session_jwt: Some(session.jwt.clone()),
             session_expires_at: session.expires_at,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_start_names_its_accounts_deposit_addresses() {
+        let handed = HandedAccount {
+            account: AccountInfo {
+                account_id: "acc_1".to_owned(),
+                owner_address: "0x00000000000000000000000000000000000000aa".to_owned(),
+                evm_address: "0x00000000000000000000000000000000000000Ee".to_owned(),
+                solana_address: "So1ana".to_owned(),
+            },
+            wallet: "0x00000000000000000000000000000000000000aa".to_owned(),
+            account_service: "http://127.0.0.1:1".to_owned(),
+        };
+        let row = StartRow {
+            account: serde_json::to_string(&handed).unwrap(),
+            session_jwt: None,
+            session_expires_at: 0,
+        };
+        let evm = "0x00000000000000000000000000000000000000Ee".to_owned();
+        assert_eq!(
+            row.deposit_addresses(),
+            Some(DepositAddresses { evm, solana: "So1ana".into() })
+        );
+        let unreadable = StartRow { account: "{\"account\":1}".to_owned(), ..row };
+        assert_eq!(unreadable.deposit_addresses(), None);
     }
 }
