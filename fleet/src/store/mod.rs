@@ -115,11 +115,21 @@ impl Holding {
         Outgoing::WithHeld(merged)
     }
 
-    /// The held events, as one write; the holding ends.
-    fn release(&self) -> Option<ChangeRows> {
-        let events = self.events().take().filter(|events| !events.is_empty())?;
+    /// Writes the held events with `write` (one change) and ends the holding. The lock is kept
+    /// until the write is done: a write of this store that comes meanwhile waits for it, and
+    /// none overtakes the held events (they have the lower ids; the log is in commit order).
+    fn flush(
+        &self,
+        write: impl FnOnce(ChangeRows) -> depositkit_core::Result<()>,
+    ) -> depositkit_core::Result<()> {
+        let mut held = self.events();
+        let Some(events) = held.take().filter(|events| !events.is_empty()) else {
+            return Ok(());
+        };
         let now = events.iter().map(|e| e.at).max().unwrap_or(0);
-        Some(ChangeRows { now, events, ..ChangeRows::default() })
+        let written = write(ChangeRows { now, events, ..ChangeRows::default() });
+        drop(held);
+        written
     }
 }
 
@@ -138,9 +148,7 @@ impl StartEvents {
     /// Writes the events held while the client started (one fenced statement) and ends the
     /// holding. A refused or failed write reports the owner lost, as any write does.
     pub(crate) fn finish(&self) {
-        if let Some(change) = self.0.holding.release()
-            && let Err(error) = self.0.write_now(change)
-        {
+        if let Err(error) = self.0.holding.flush(|change| self.0.write_now(change)) {
             tracing::debug!(%error, "a started client's status events were not written");
         }
     }
@@ -189,10 +197,7 @@ impl PgOwnerStore {
 
     /// Writes what a starting client held, before a read of the event log.
     fn write_held(&self) -> depositkit_core::Result<()> {
-        match self.holding.release() {
-            Some(change) => self.write_now(change),
-            None => Ok(()),
-        }
+        self.holding.flush(|change| self.write_now(change))
     }
 
     /// One fenced transaction of `change`, in one trip.
