@@ -384,6 +384,7 @@ impl OwnerStore for PgOwnerStore {
         if let Some(last) = self.read_ahead.kept().last_event_id.take() {
             return Ok(last);
         }
+        self.write_held()?;
         let owner = Arc::clone(&self.owner);
         self.run("reading the event log", move |client| {
             Box::pin(async move {
@@ -398,7 +399,10 @@ impl OwnerStore for PgOwnerStore {
 
     fn write(&self, change: &ChangeRows) -> depositkit_core::Result<()> {
         match self.holding.take(change) {
-            Outgoing::Held => Ok(()),
+            Outgoing::Held => {
+                self.read_ahead.written(true);
+                Ok(())
+            }
             Outgoing::WithHeld(merged) => self.write_now(merged),
             Outgoing::AsIs => self.write_now(change.clone()),
         }
@@ -528,3 +532,6 @@ impl OwnerStore for PgOwnerStore {
         self.lost.load(Ordering::SeqCst)
     }
 }
+
+#[cfg(test)]
+mod tests;
