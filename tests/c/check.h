@@ -215,8 +215,8 @@ static inline const char *require_env(const char *program, const char *name) {
 
 /* Removes a client's SQLite store (`storePath`) with its WAL, shared-memory and lock files. */
 static inline void remove_store(const char *path) {
-    const char *suffixes[] = {"", "-wal", "-shm", "-lock"};
-    for (size_t i = 0; i < 4; i++) {
+    const char *suffixes[] = {"", "-wal", "-shm", "-lock", "-events"};
+    for (size_t i = 0; i < 5; i++) {
         char file[512];
         snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
         remove(file);

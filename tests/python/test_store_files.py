@@ -88,7 +88,7 @@ def test_a_file_that_is_not_a_readable_store_is_one_configuration_error(
 def test_a_store_of_a_newer_schema_names_both_versions_plainly(net: Any, tmp_path: pathlib.Path) -> None:
     path = tmp_path / "newer.sqlite"
     for stored, fragment in [
-        ("99", "has schema version 99; this depositkit reads version 1"),
+        ("99", "has schema version 99; this depositkit reads version 2"),
         ("v-next", 'its schema version "v-next" is not a number'),
     ]:
         with sqlite3.connect(path) as db:

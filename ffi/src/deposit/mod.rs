@@ -257,9 +257,11 @@ pub(crate) fn destination_arg(json: &str) -> FfiResult<DestinationConfig> {
 ///   resolves a send that may have happened with the same quote (never a second one), and continues
 ///   the event ids. One process at a time: of processes starting on one file at once exactly one
 ///   wins, the others wait up to 2 s and are refused ("... is in use by another process"); openings
-///   are serialised through `<storePath>-lock` beside it. One live client per owner (several owners
-///   may share a file). A file this version cannot read is refused naming the path. Unset (the
-///   default): state lives in memory and a new client starts over.
+///   are serialised through `<storePath>-lock` beside it. Events are appended to
+///   `<storePath>-events` first and folded into the file in batches: keep, copy or delete it with
+///   the file (as SQLite's `-wal`). One live client per owner (several owners may share a file). A
+///   file this version cannot read is refused naming the path. Unset (the default): state lives in
+///   memory and a new client starts over.
 /// <!-- END generated options -->
 ///
 /// Nothing is sent: the configuration is checked, the store (`storePath`) opened and the client's

@@ -2197,9 +2197,11 @@ class DepositClient:
                 second one), and continues the event ids. One process at a time: of processes
                 starting on one file at once exactly one wins, the others wait up to 2 s and are
                 refused ("… is in use by another process"); openings are serialised through
-                ``<store_path>-lock`` beside it. One live client per owner (several owners may share
-                a file). A file this version cannot read is refused naming the path. Unset (the
-                default): state lives in memory and a new client starts over.
+                ``<store_path>-lock`` beside it. Events are appended to ``<store_path>-events``
+                first and folded into the file in batches: keep, copy or delete it with the file (as
+                SQLite's ``-wal``). One live client per owner (several owners may share a file). A
+                file this version cannot read is refused naming the path. Unset (the default): state
+                lives in memory and a new client starts over.
 
         Raises:
             ConfigurationError: an option's value is invalid; the message names the option by

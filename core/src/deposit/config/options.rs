@@ -233,9 +233,11 @@ deposit_options! {
     /// send that may have happened with the same quote (never a second one), and continues the
     /// event ids. One process at a time: of processes starting on one file at once exactly one
     /// wins, the others wait up to 2 s and are refused ("… is in use by another process");
-    /// openings are serialised through `<store_path>-lock` beside it. One live client per owner
-    /// (several owners may share a file). A file this version cannot read is refused naming the
-    /// path. Unset (the default): state lives in memory and a new client starts over.
+    /// openings are serialised through `<store_path>-lock` beside it. Events are appended to
+    /// `<store_path>-events` first and folded into the file in batches: keep, copy or delete it
+    /// with the file (as SQLite's `-wal`). One live client per owner (several owners may share
+    /// a file). A file this version cannot read is refused naming the path. Unset (the
+    /// default): state lives in memory and a new client starts over.
     store_path / with_store_path: Option<String> = None,
         "storePath", Path, check |name, path| match path {
             Some(path) if path.trim().is_empty() || path.contains('\0') => {

@@ -1,6 +1,7 @@
 //! The store's file: opened once per process and shared by its clients, its schema, the locks
-//! that keep one process per file, and the rule that a file this version cannot read is the
-//! caller's configuration to fix.
+//! that keep one process per file, its event journal (`journal.rs`: recovered on opening,
+//! folded when the last client closes), and the rule that a file this version cannot read is
+//! the caller's configuration to fix.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -10,12 +11,19 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OptionalExtension};
 
 use super::group::GroupCommit;
+use super::journal::EventJournal;
 use crate::describe::{quote, quote_path};
 use crate::error::{Error, ErrorKind, Result};
 use crate::registry::WeakRegistry;
 
-/// The schema this code writes (`meta.schema_version`).
-const SCHEMA_VERSION: i64 = 1;
+/// The schema this code writes (`meta.schema_version`). Version 2 came with the event journal
+/// (`<store>-events`, `journal.rs`): a file of version 2 may have acknowledged events in its
+/// journal that a reader of version 1 would not see, so such a reader refuses it.
+const SCHEMA_VERSION: i64 = 2;
+
+/// The earlier schema this code brings up to [`SCHEMA_VERSION`] when it opens a file (nothing
+/// to change but the number: the partial index below replaces the old one either way).
+const UPGRADES_FROM: i64 = 1;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -36,7 +44,12 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE TABLE IF NOT EXISTS events (
     owner TEXT NOT NULL, id INTEGER NOT NULL, at INTEGER NOT NULL, type TEXT NOT NULL,
     deposit_id TEXT, event TEXT NOT NULL, PRIMARY KEY (owner, id));
-CREATE INDEX IF NOT EXISTS events_by_deposit ON events (owner, deposit_id, id);
+-- A deposit's history (`deposit_events`); events of no deposit (most of them: status, onramp)
+-- stay out of it, so appending them writes one index less. It replaced `events_by_deposit`, the
+-- same index over every event.
+DROP INDEX IF EXISTS events_by_deposit;
+CREATE INDEX IF NOT EXISTS events_of_deposits ON events (owner, deposit_id, id)
+    WHERE deposit_id IS NOT NULL;
 ";
 
 /// The SQLite file shared by the clients of one process.
@@ -47,6 +60,23 @@ pub(super) struct SharedDb {
     pub(super) owners: Mutex<HashSet<String>>,
     /// The writes of every owner on this file, committed in groups.
     pub(super) group: GroupCommit,
+    /// The changes of events alone, appended here and folded into the file in batches.
+    pub(super) journal: EventJournal,
+}
+
+impl SharedDb {
+    /// Folds the event journal: before every other write and every read, so they see (and
+    /// come after) every acknowledged event.
+    pub(super) fn fold_journal(&self) -> Result<()> {
+        self.journal.fold(&self.conn)
+    }
+}
+
+impl Drop for SharedDb {
+    /// The last client of the file closed: what the journal holds goes into the file.
+    fn drop(&mut self) {
+        self.journal.close(&self.conn);
+    }
 }
 
 /// The files open in this process, by canonical path (weakly held: a file closes with the last
@@ -84,6 +114,13 @@ impl StoreCause for &str {
 impl StoreCause for String {
     fn unreadable(&self) -> bool {
         true
+    }
+}
+
+/// The event journal's reads and writes: a full disk or an I/O error, not a file to fix.
+impl StoreCause for std::io::Error {
+    fn unreadable(&self) -> bool {
+        false
     }
 }
 
@@ -202,6 +239,13 @@ fn open_db(path: &Path) -> Result<SharedDb> {
             .map_err(|e| store_error(path, "writing the schema version", e))?;
         }
         Some(Ok(SCHEMA_VERSION)) => {}
+        Some(Ok(UPGRADES_FROM)) => {
+            conn.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+                [SCHEMA_VERSION.to_string()],
+            )
+            .map_err(|e| store_error(path, "upgrading the schema version", e))?;
+        }
         Some(Ok(newer)) => {
             return Err(Error::configuration(format!(
                 "storePath {shown} has schema version {newer}; this depositkit reads version \
@@ -216,10 +260,13 @@ fn open_db(path: &Path) -> Result<SharedDb> {
             ));
         }
     }
+    // What a process that died left in the journal goes into the file before anyone reads it.
+    let journal = EventJournal::recover(path, &conn)?;
     Ok(SharedDb {
         path: path.to_path_buf(),
         conn: Mutex::new(conn),
         owners: Mutex::new(HashSet::new()),
         group: GroupCommit::default(),
+        journal,
     })
 }

@@ -1,7 +1,9 @@
 //! Durable deposit state: what a client must not forget when its process dies.
 //!
 //! With `store_path` set, a client keeps in one SQLite file (WAL, `synchronous=NORMAL`: every
-//! commit survives the process being killed; only a power loss may lose the last ones):
+//! commit survives the process being killed; only a power loss may lose the last ones; a change
+//! of events alone is appended to the file's event journal `<store>-events` with one `write`,
+//! which survives the same, and folded into the file in batches):
 //! - its **deposit records** — the table the client works from, each record with its state,
 //!   attempts, the signed quote of a send that may have happened, and its refund progress;
 //!   records that left the table stay as `credited` or `refunded`;
@@ -33,7 +35,8 @@
 //! [`OwnerStore`]: rows in, rows out) and its embedded implementation, `sqlite.rs` (`file.rs`
 //! opens the file: schema, locks, the unreadable-store rule; `rows.rs` reads and writes its
 //! rows; `group.rs` commits the changes that meet on one file in one transaction, each change
-//! still all or nothing and each caller answered only once its change is committed);
+//! still all or nothing and each caller answered only once its change is committed;
+//! `journal.rs` appends the changes of events alone and folds them into the file);
 //! `codec.rs` is the records' JSON.
 
 use std::collections::VecDeque;
@@ -56,6 +59,7 @@ pub mod contract;
 mod encode;
 mod file;
 mod group;
+mod journal;
 mod rows;
 mod sqlite;
 

@@ -1,9 +1,11 @@
 //! The embedded store: one owner's rows in the SQLite file at `storePath` (`file.rs` opens it,
 //! `rows.rs` reads and writes it), shared with the other owners of this process that use it.
+//! A change of events alone goes to the file's event journal (`journal.rs`) when its ids follow
+//! the owner's last one; every other write and every read folds the journal first.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rusqlite::{OptionalExtension, params};
 
@@ -19,6 +21,9 @@ pub struct SqliteOwnerStore {
     db: Arc<SharedDb>,
     /// Once released, a later holder of the owner in this process is not this store's to free.
     released: AtomicBool,
+    /// The owner's highest stored event id, once read (this store is the owner's only writer
+    /// in the process): a change of events alone whose ids follow it is journaled.
+    last_event: Mutex<Option<u64>>,
 }
 
 impl SqliteOwnerStore {
@@ -38,7 +43,12 @@ impl SqliteOwnerStore {
                 owner
             )));
         }
-        Ok(SqliteOwnerStore { owner: owner.to_owned(), db, released: AtomicBool::new(false) })
+        Ok(SqliteOwnerStore {
+            owner: owner.to_owned(),
+            db,
+            released: AtomicBool::new(false),
+            last_event: Mutex::new(None),
+        })
     }
 }
 
@@ -56,19 +66,38 @@ impl OwnerStore for SqliteOwnerStore {
     }
 
     fn last_event_id(&self) -> Result<u64> {
-        let last: Option<i64> = lock(&self.db.conn)
-            .query_row("SELECT max(id) FROM events WHERE owner = ?1", [&self.owner], |row| {
-                row.get(0)
-            })
-            .map_err(|e| store_error(&self.db.path, "reading the event log", e))?;
-        Ok(u64::try_from(last.unwrap_or(0)).unwrap_or(0))
+        let mut known = lock(&self.last_event);
+        let last = self.stored_last_event_id()?;
+        *known = Some(last);
+        Ok(last)
     }
 
     fn write(&self, change: &ChangeRows) -> Result<()> {
-        self.db.group.write(&self.db, &self.owner, change)
+        let mut known = lock(&self.last_event);
+        if only_events(change) {
+            let last = match *known {
+                Some(last) => last,
+                None => self.stored_last_event_id()?,
+            };
+            *known = Some(last);
+            if follows(last, change)
+                && self.db.journal.append(&self.db.conn, &self.owner, &change.events)?
+            {
+                *known = change.events.last().map(|e| e.id);
+                return Ok(());
+            }
+        }
+        self.db.fold_journal()?;
+        self.db.group.write(&self.db, &self.owner, change)?;
+        let written = change.events.iter().map(|e| e.id).max();
+        if let (Some(last), Some(written)) = (*known, written) {
+            *known = Some(last.max(written));
+        }
+        Ok(())
     }
 
     fn events_after(&self, cursor: u64, limit: usize) -> Result<Vec<EventRow>> {
+        self.db.fold_journal()?;
         rows::read_events(
             &lock(&self.db.conn),
             &self.db.path,
@@ -79,6 +108,7 @@ impl OwnerStore for SqliteOwnerStore {
     }
 
     fn deposit_events(&self, deposit_id: &str) -> Result<Vec<EventRow>> {
+        self.db.fold_journal()?;
         rows::read_events(
             &lock(&self.db.conn),
             &self.db.path,
@@ -89,6 +119,7 @@ impl OwnerStore for SqliteOwnerStore {
     }
 
     fn save_notifications(&self, json: &str, now: u64) -> Result<()> {
+        self.db.fold_journal()?;
         lock(&self.db.conn)
             .execute(
                 "INSERT INTO clients (owner, notifications, updated_at) VALUES (?1, ?2, ?3)
@@ -101,6 +132,7 @@ impl OwnerStore for SqliteOwnerStore {
 
     fn bind_account(&self, account_id: &str, now: u64) -> Result<()> {
         let db = &self.db;
+        db.fold_journal()?;
         let conn = lock(&db.conn);
         let stored: Option<Option<String>> = conn
             .query_row("SELECT account_id FROM clients WHERE owner = ?1", [&self.owner], |row| {
@@ -130,14 +162,57 @@ impl OwnerStore for SqliteOwnerStore {
     }
 
     fn load(&self, results: usize) -> Result<OwnerRows> {
+        self.db.fold_journal()?;
         rows::load(&self.db, &self.owner, results)
     }
 
     fn release(&self) {
         if !self.released.swap(true, Ordering::SeqCst) {
-            lock(&self.db.owners).remove(&self.owner);
+            let last = {
+                let mut owners = lock(&self.db.owners);
+                owners.remove(&self.owner);
+                owners.is_empty()
+            };
+            if last {
+                // The file's last client closed: its events go into the file now. A fold that
+                // fails leaves them journaled, for the next read, write or opening.
+                let _ = self.db.fold_journal();
+            }
         }
     }
+}
+
+impl SqliteOwnerStore {
+    /// The owner's highest event id in the file, the journal folded first.
+    fn stored_last_event_id(&self) -> Result<u64> {
+        self.db.fold_journal()?;
+        let last: Option<i64> = lock(&self.db.conn)
+            .query_row("SELECT max(id) FROM events WHERE owner = ?1", [&self.owner], |row| {
+                row.get(0)
+            })
+            .map_err(|e| store_error(&self.db.path, "reading the event log", e))?;
+        Ok(u64::try_from(last.unwrap_or(0)).unwrap_or(0))
+    }
+}
+
+/// Whether `change` holds events and nothing else (a journal's record).
+fn only_events(change: &ChangeRows) -> bool {
+    !change.events.is_empty()
+        && change.deposits.is_empty()
+        && change.detector.is_none()
+        && change.attempts.is_empty()
+        && change.results.is_empty()
+}
+
+/// Whether `change`'s event ids rise from above `last`: then none is stored yet and the
+/// journal may take them (a repeated id goes to SQLite, which refuses the whole change).
+fn follows(last: u64, change: &ChangeRows) -> bool {
+    let mut previous = last;
+    change.events.iter().all(|e| {
+        let rises = e.id > previous;
+        previous = e.id;
+        rises
+    })
 }
 
 impl Drop for SqliteOwnerStore {
