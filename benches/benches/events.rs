@@ -3,11 +3,17 @@
 //! log, handed to the delivery lane and queued — then taken in lists with `next_events`. Without
 //! a store the log is in memory; with `store_path` every event is committed to the SQLite file
 //! before it reaches the queue. One iteration emits and takes `BATCH` events per client; the
-//! last case has `THREADS` clients on one file emitting at the same time.
+//! last case has `THREADS` clients on one file emitting at the same time. `c_take_json` times
+//! the C host's side alone, as `scale`'s "pulled from bursts" rows do: `BURST` queued events
+//! taken with `depositkit_deposit_client_next_events_json`, up to `LIST` per take (one JSON
+//! array each), each string freed;
+//! `c_take_json_cpu` is the same take timed by the taking thread's CPU time instead of the wall
+//! clock (steadier on a machine shared with other work).
 //!
 //! Run: `cargo bench -p depositkit-benches --bench events`
 
-use std::time::Duration;
+use std::ffi::{CString, c_char};
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use depositkit_core::deposit::{DepositClient, DepositClientConfig};
@@ -19,6 +25,11 @@ fn owner(i: usize) -> String {
 
 /// Events per iteration.
 const BATCH: usize = 1000;
+
+/// Events queued before a timed take in `c_take_json` (a host that fell behind by that much),
+/// and the most taken per call.
+const BURST: usize = 10_000;
+const LIST: usize = 1024;
 
 /// Emitting threads (one client each, one file) in the `store_path_N_threads` case.
 const THREADS: usize = 8;
@@ -83,9 +94,90 @@ fn events(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A C handle like [`client`]'s (in memory), through `depositkit_deposit_client_new`.
+fn c_client(owner: &str) -> *const depositkit::deposit::depositkit_deposit_client {
+    let config = json!({
+        "ownerAddress": owner,
+        "destination": {"chainId": 8453},
+        "servicesUrl": "http://127.0.0.1:9",
+        "onramp": {"enabled": true},
+        "eventQueueCapacity": BURST,
+    });
+    let config = CString::new(config.to_string()).unwrap();
+    let mut client = std::ptr::null();
+    // SAFETY: valid arguments; the handle is freed by the caller.
+    let status =
+        unsafe { depositkit::deposit::depositkit_deposit_client_new(config.as_ptr(), &mut client) };
+    assert_eq!(status as i32, 0);
+    client
+}
+
+/// `BURST` events queued on `client` (untimed), then the time to take them all into C as JSON
+/// arrays of up to `LIST` events, each string freed.
+fn c_take_json(
+    client: *const depositkit::deposit::depositkit_deposit_client,
+    message: &CString,
+    clock: fn() -> Duration,
+) -> Duration {
+    use depositkit::deposit::depositkit_deposit_client_next_events_json;
+    use depositkit::onramp::depositkit_deposit_client_handle_onramp_message as handle_message;
+    use depositkit::strings::depositkit_string_free;
+    for _ in 0..BURST {
+        let mut delivered = false;
+        // SAFETY: a live handle, a NUL-terminated message, a flag to write.
+        let status = unsafe { handle_message(client, message.as_ptr(), &mut delivered) };
+        assert!(status as i32 == 0 && delivered);
+    }
+    let started = clock();
+    let mut taken = 0;
+    while taken < BURST {
+        let mut json: *mut c_char = std::ptr::null_mut();
+        let mut count = 0usize;
+        // SAFETY: a live handle, a string and a count to write; the string is freed once.
+        unsafe {
+            depositkit_deposit_client_next_events_json(client, 5000, LIST, &mut json, &mut count);
+            depositkit_string_free(json);
+        }
+        taken += count;
+    }
+    clock() - started
+}
+
+/// Time since an arbitrary start, by the wall clock.
+fn wall_clock() -> Duration {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed()
+}
+
+/// The CPU time this thread has used.
+fn thread_cpu() -> Duration {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid clock id and a timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
+fn c_events(c: &mut Criterion) {
+    let message =
+        CString::new(r#"{"event": "order_processing", "data": {"status": "processing"}}"#).unwrap();
+    let mut g = c.benchmark_group("events");
+    g.throughput(Throughput::Elements(BURST as u64));
+    let client = c_client(&owner(200));
+    for (name, clock) in
+        [("c_take_json", wall_clock as fn() -> Duration), ("c_take_json_cpu", thread_cpu)]
+    {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| c_take_json(client, &message, clock)).sum())
+        });
+    }
+    g.finish();
+    // SAFETY: a live handle, freed once.
+    unsafe { depositkit::deposit::depositkit_deposit_client_free(client) };
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = events
+    targets = events, c_events
 }
 criterion_main!(benches);
