@@ -10,9 +10,10 @@
 
 use std::collections::HashMap;
 
-use depositkit_core::deposit::store_contract::{OwnerRows, StartRow, StoredDeposit};
+use depositkit_core::deposit::store_contract::{OwnerRows, StartRow};
 use tokio_postgres::types::ToSql;
 
+use super::read::{handed_start, stored_deposit};
 use crate::db::Db;
 use crate::error::{Result, pg};
 
@@ -76,22 +77,10 @@ pub(crate) async fn read(
         found.rows.account_id = row.get(1);
         found.rows.detector = row.get(2);
         found.rows.notifications = row.get(3);
-        found.start = row.get::<_, Option<String>>(4).map(|account| StartRow {
-            account,
-            session_jwt: row.get(5),
-            session_expires_at: row
-                .get::<_, Option<i64>>(6)
-                .and_then(|at| u64::try_from(at).ok())
-                .unwrap_or(0),
-        });
+        found.start = handed_start(row, 4);
     }
     for row in &deposits {
-        read.entry(row.get(0)).or_default().rows.deposits.push(StoredDeposit {
-            id: row.get(1),
-            open: row.get(2),
-            record: row.get(3),
-            seq: u64::try_from(row.get::<_, i64>(4)).unwrap_or(0),
-        });
+        read.entry(row.get(0)).or_default().rows.deposits.push(stored_deposit(row, 1));
     }
     for row in &result_rows {
         read.entry(row.get(0)).or_default().rows.results.push((row.get(1), row.get(2)));

@@ -41,15 +41,7 @@ pub(super) async fn owner_rows(
         rows.detector = row.get(1);
         rows.notifications = row.get(2);
     }
-    rows.deposits = deposits
-        .iter()
-        .map(|row| StoredDeposit {
-            id: row.get(0),
-            open: row.get(1),
-            record: row.get(2),
-            seq: u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
-        })
-        .collect();
+    rows.deposits = deposits.iter().map(|row| stored_deposit(row, 0)).collect();
     rows.results = results.iter().map(|row| (row.get(0), row.get(1))).collect();
     Ok(rows)
 }
@@ -66,13 +58,29 @@ pub(super) async fn start_and_rows(
         client.query_opt(&by_start, &by_owner),
         owner_rows(client, owner, results),
     )?;
-    let start = start.map(|row| StartRow {
-        account: row.get(0),
-        session_jwt: row.get(1),
+    Ok((start.and_then(|row| handed_start(&row, 0)), rows))
+}
+
+/// A deposit row from `id, open, record, seq` at column `first` of `row` (the one-owner and the
+/// batch reads select them alike).
+pub(super) fn stored_deposit(row: &tokio_postgres::Row, first: usize) -> StoredDeposit {
+    StoredDeposit {
+        id: row.get(first),
+        open: row.get(first + 1),
+        record: row.get(first + 2),
+        seq: u64::try_from(row.get::<_, i64>(first + 3)).unwrap_or(0),
+    }
+}
+
+/// The handed-over start from `start_account, session_jwt, session_expires_at` at column
+/// `first` of `row`: none without an account.
+pub(super) fn handed_start(row: &tokio_postgres::Row, first: usize) -> Option<StartRow> {
+    Some(StartRow {
+        account: row.get::<_, Option<String>>(first)?,
+        session_jwt: row.get(first + 1),
         session_expires_at: row
-            .get::<_, Option<i64>>(2)
+            .get::<_, Option<i64>>(first + 2)
             .and_then(|at| u64::try_from(at).ok())
             .unwrap_or(0),
-    });
-    Ok((start, rows))
+    })
 }
