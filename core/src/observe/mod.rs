@@ -14,7 +14,7 @@ pub mod forward;
 mod health;
 mod metrics;
 
-pub(crate) use health::{BacklogSource, HealthTracker, register_source};
+pub(crate) use health::{BacklogSource, HealthTracker, Service, register_source};
 pub use health::{Health, ServiceHealth};
 pub use metrics::metrics_text;
 pub(crate) use metrics::{

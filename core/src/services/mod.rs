@@ -266,10 +266,10 @@ where
     Fut: Future<Output = std::result::Result<T, CallError>>,
 {
     let first = session.get().await.map_err(CallError::Session)?;
-    match call(first.jwt.clone()).await {
+    match call(first.jwt.to_string()).await {
         Err(e) if e.is_unauthorized() => {
             let fresh = session.refresh(&first.jwt).await.map_err(CallError::Session)?;
-            call(fresh.jwt).await
+            call(fresh.jwt.to_string()).await
         }
         other => other,
     }

@@ -11,6 +11,8 @@
 //! real keys' addresses so that chain-backed chains can move what they receive; they are the same
 //! in ledger mode. Accounts stored by earlier devnets keep the addresses they were opened with.
 
+use std::collections::HashMap;
+
 use alloy_primitives::{hex, keccak256};
 
 use crate::chain::keys::KeyPair;
@@ -36,6 +38,58 @@ pub fn derive(owner: &str) -> UaAccount {
 /// Database failures.
 pub fn open(store: &Store, owner: &str) -> Result<UaAccount> {
     store.insert_ua_account(&derive(owner))
+}
+
+/// The accounts read or opened so far, by id. An account row is written once and never
+/// changed or deleted, so what was read stays true; without this, every balance poll read each
+/// of its (up to 1,000) accounts from SQLite again: most of devnet's CPU for 20,000 polling
+/// owners.
+#[derive(Debug, Default)]
+pub struct Accounts(std::sync::Mutex<HashMap<String, UaAccount>>);
+
+impl Accounts {
+    /// [`open`], remembered.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn open(&self, store: &Store, owner: &str) -> Result<UaAccount> {
+        let account = open(store, owner)?;
+        self.known().insert(account.id.clone(), account.clone());
+        Ok(account)
+    }
+
+    /// The accounts among `ids` (absent: no such account), from memory once read.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn find(&self, store: &Store, ids: &[String]) -> Result<HashMap<String, UaAccount>> {
+        let mut found = HashMap::with_capacity(ids.len());
+        let mut missing = Vec::new();
+        {
+            let known = self.known();
+            for id in ids {
+                match known.get(id) {
+                    Some(account) => {
+                        found.insert(id.clone(), account.clone());
+                    }
+                    None => missing.push(id.clone()),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let read = store.ua_accounts(&missing)?;
+            let mut known = self.known();
+            for (id, account) in read {
+                known.insert(id.clone(), account.clone());
+                found.insert(id, account);
+            }
+        }
+        Ok(found)
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<String, UaAccount>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 #[cfg(test)]

@@ -76,6 +76,8 @@ pub struct Services {
     pub(crate) simchains: Arc<crate::simchain::SimChains>,
     /// The signer's wallets read so far.
     pub(crate) wallets: signer::Wallets,
+    /// The accounts read or opened so far.
+    pub(crate) accounts: account::Accounts,
 }
 
 impl Services {
@@ -101,6 +103,7 @@ impl Services {
             particle_log: particle::log::RequestLog::default(),
             particle_lost: particle::LostAnswers::default(),
             wallets: signer::Wallets::default(),
+            accounts: account::Accounts::default(),
             activity: crate::dashboard::Activity::default(),
         })
     }

@@ -53,23 +53,17 @@ pub fn personal_sign(key: &SigningKey, message: &[u8]) -> Result<[u8; 65]> {
 /// # Errors
 /// Database failures, or a stored key that is not a secp256k1 key.
 pub fn wallet(store: &Store, sub: &str) -> Result<Wallet> {
-    let stored = match store.signer_wallet(sub)? {
-        Some(stored) => stored,
-        None => {
-            let key = random_key();
-            let address = Address::from_private_key(&key);
-            let fresh = StoredWallet {
-                address: address.to_checksum(None),
-                secret_key: key.to_bytes().to_vec(),
-            };
-            let stored = store.insert_signer_wallet(sub, &fresh)?;
-            // Ours, unless another request created the sub's wallet first (then theirs).
-            if stored.secret_key == fresh.secret_key {
-                return Ok(Wallet { address, key });
-            }
-            stored
-        }
-    };
+    // Insert first: a sub seen for the first time (every owner starting) costs one statement,
+    // not a read that finds nothing and then the insert. A sub that has a wallet already (a
+    // restarted devnet) wastes the fresh key and reads the stored one.
+    let key = random_key();
+    let address = Address::from_private_key(&key);
+    let fresh =
+        StoredWallet { address: address.to_checksum(None), secret_key: key.to_bytes().to_vec() };
+    let stored = store.insert_signer_wallet(sub, &fresh)?;
+    if stored.secret_key == fresh.secret_key {
+        return Ok(Wallet { address, key });
+    }
     // Parsing the key computes its public key (a scalar multiplication): once per wallet.
     let key = SigningKey::from_slice(&stored.secret_key)
         .map_err(|_| Error::invalid("signer_wallets.secret_key", "not a secp256k1 key"))?;

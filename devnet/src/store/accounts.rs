@@ -131,16 +131,19 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub fn ua_accounts(&self, ids: &[String]) -> Result<HashMap<String, UaAccount>> {
+        // One statement, so one read transaction, for a whole poll's accounts: a statement per
+        // id was a read transaction each (its WAL-index locks), most of a poll's cost here.
+        let ids = serde_json::to_string(ids)
+            .map_err(|e| crate::error::Error::invalid("account ids", e.to_string()))?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
-            "SELECT id, owner, evm_address, solana_address FROM ua_accounts WHERE id = ?1",
+            "SELECT id, owner, evm_address, solana_address FROM ua_accounts
+             WHERE id IN (SELECT value FROM json_each(?1))",
         )?;
-        let mut found = HashMap::with_capacity(ids.len());
-        for id in ids {
-            if let Some(account) = stmt.query_row([id], account_row).optional()? {
-                found.insert(id.clone(), account);
-            }
-        }
+        let found = stmt
+            .query_map([ids], account_row)?
+            .map(|account| account.map(|a| (a.id.clone(), a)))
+            .collect::<rusqlite::Result<HashMap<_, _>>>()?;
         Ok(found)
     }
 
@@ -150,24 +153,36 @@ impl Store {
     /// Database failures.
     pub fn insert_ua_account(&self, account: &UaAccount) -> Result<UaAccount> {
         let conn = self.conn();
-        conn.execute(
-            "INSERT OR IGNORE INTO ua_accounts
-                 (id, owner, evm_address, evm_key, solana_address, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                account.id,
-                account.owner,
-                account.evm_address,
-                account.evm_address.to_ascii_lowercase(),
-                account.solana_address,
-                time::now_ms()
-            ],
-        )?;
-        Ok(conn.query_row(
-            "SELECT id, owner, evm_address, solana_address FROM ua_accounts WHERE owner = ?1",
-            [&account.owner],
-            account_row,
-        )?)
+        // A new owner (the common case when thousands start) is one cached statement; an owner
+        // already stored inserts nothing, returns no row, and is read as it was stored.
+        let inserted = conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO ua_accounts
+                     (id, owner, evm_address, evm_key, solana_address, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 RETURNING id, owner, evm_address, solana_address",
+            )?
+            .query_row(
+                params![
+                    account.id,
+                    account.owner,
+                    account.evm_address,
+                    account.evm_address.to_ascii_lowercase(),
+                    account.solana_address,
+                    time::now_ms()
+                ],
+                account_row,
+            )
+            .optional()?;
+        match inserted {
+            Some(account) => Ok(account),
+            None => Ok(conn
+                .prepare_cached(
+                    "SELECT id, owner, evm_address, solana_address FROM ua_accounts
+                     WHERE owner = ?1",
+                )?
+                .query_row([&account.owner], account_row)?),
+        }
     }
 
     /// The balance lines of `account_id`, by chain id then token.
@@ -190,6 +205,38 @@ impl Store {
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(lines)
+    }
+
+    /// The balance lines of each of `account_ids` (by chain id then token; an account without
+    /// lines is absent): one statement for a whole batch of polled accounts, where
+    /// [`ua_balances`](Self::ua_balances) per account cost a statement and a connection each.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn ua_balances_of(
+        &self,
+        account_ids: &[&str],
+    ) -> Result<HashMap<String, Vec<BalanceLine>>> {
+        let ids = serde_json::to_string(account_ids)
+            .map_err(|e| crate::error::Error::invalid("account ids", e.to_string()))?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT account_id, chain_id, token, raw_amount, received FROM ua_balances
+             WHERE account_id IN (SELECT value FROM json_each(?1))
+             ORDER BY account_id, chain_id, token",
+        )?;
+        let mut rows = stmt.query([ids])?;
+        let mut lines: HashMap<String, Vec<BalanceLine>> = HashMap::new();
+        while let Some(row) = rows.next()? {
+            let account_id: String = row.get(0)?;
+            lines.entry(account_id).or_default().push(BalanceLine {
+                chain_id: chain_id_at(row, 1)?,
+                token: token_at(row, 2)?,
+                raw_amount: amount_at(row, 3)?,
+                received: amount_at(row, 4)?,
+            });
+        }
         Ok(lines)
     }
 

@@ -44,11 +44,8 @@ impl Store {
     pub fn signer_wallet(&self, sub: &str) -> Result<Option<StoredWallet>> {
         Ok(self
             .conn()
-            .query_row(
-                "SELECT address, secret_key FROM signer_wallets WHERE sub = ?1",
-                [sub],
-                |row| Ok(StoredWallet { address: row.get(0)?, secret_key: row.get(1)? }),
-            )
+            .prepare_cached("SELECT address, secret_key FROM signer_wallets WHERE sub = ?1")?
+            .query_row([sub], stored_wallet)
             .optional()?)
     }
 
@@ -59,16 +56,24 @@ impl Store {
     /// Database failures.
     pub fn insert_signer_wallet(&self, sub: &str, wallet: &StoredWallet) -> Result<StoredWallet> {
         let conn = self.conn();
-        conn.execute(
-            "INSERT OR IGNORE INTO signer_wallets (sub, address, secret_key, created_at)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![sub, wallet.address, wallet.secret_key, time::now_ms()],
-        )?;
-        Ok(conn.query_row(
-            "SELECT address, secret_key FROM signer_wallets WHERE sub = ?1",
-            [sub],
-            |row| Ok(StoredWallet { address: row.get(0)?, secret_key: row.get(1)? }),
-        )?)
+        // Inserted: one cached statement. Another wallet was there first: no row, read it.
+        let inserted = conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO signer_wallets (sub, address, secret_key, created_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 RETURNING address, secret_key",
+            )?
+            .query_row(
+                params![sub, wallet.address, wallet.secret_key, time::now_ms()],
+                stored_wallet,
+            )
+            .optional()?;
+        match inserted {
+            Some(stored) => Ok(stored),
+            None => Ok(conn
+                .prepare_cached("SELECT address, secret_key FROM signer_wallets WHERE sub = ?1")?
+                .query_row([sub], stored_wallet)?),
+        }
     }
 
     /// The newest JWT signing keys, newest first (at most `limit`).
@@ -107,6 +112,10 @@ impl Store {
         tx.commit()?;
         Ok(())
     }
+}
+
+fn stored_wallet(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredWallet> {
+    Ok(StoredWallet { address: row.get(0)?, secret_key: row.get(1)? })
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ impl Inner {
         let chain_id = self.chains.view().apply(&signal);
         match &signal {
             ChainSignal::Down { reason, .. } => {
-                self.health.record("chain", Err(reason));
+                self.health.record(crate::observe::Service::Chain, Err(reason));
                 tracing::warn!(
                     chain = chain_id,
                     reason,
@@ -179,11 +179,11 @@ impl Inner {
                 );
             }
             ChainSignal::Up { .. } => {
-                self.health.record("chain", Ok(()));
+                self.health.record(crate::observe::Service::Chain, Ok(()));
                 tracing::info!(chain = chain_id, "chain watcher reached its endpoint again");
             }
             // A head read is a successful call of the chain's endpoint (`health()`).
-            ChainSignal::Head { .. } => self.health.record("chain", Ok(())),
+            ChainSignal::Head { .. } => self.health.record(crate::observe::Service::Chain, Ok(())),
             _ => {}
         }
         let mut change = Change::default();

@@ -137,7 +137,7 @@ impl Inner {
         };
         StartRow {
             account: serde_json::to_string(&handed).unwrap_or_default(),
-            session_jwt: Some(session.jwt.clone()),
+            session_jwt: Some(session.jwt.to_string()),
             session_expires_at: session.expires_at,
         }
     }

@@ -36,11 +36,11 @@ impl Inner {
         let owner = self.session.owner();
         match outcome {
             Ok(_) => {
-                self.health.record("account", Ok(()));
+                self.health.record(observe::Service::Account, Ok(()));
                 tracing::debug!(owner, service = "account", latency_ms, "poll");
             }
             Err(error) => {
-                self.health.record("account", Err(error.message()));
+                self.health.record(observe::Service::Account, Err(error.message()));
                 tracing::warn!(owner, service = "account", latency_ms, error = %error, "poll failed");
             }
         }
@@ -60,7 +60,8 @@ impl Inner {
         let failed =
             |e: CallError| e.into_error(ErrorKind::UniversalAccount, "Failed to get balances");
         let session = self.session.get().await;
-        self.health.record("jwt", session.as_ref().map(|_| ()).map_err(|e| e.message()));
+        self.health
+            .record(observe::Service::Jwt, session.as_ref().map(|_| ()).map_err(|e| e.message()));
         let session = session.map_err(|e| failed(CallError::Session(e)))?;
         let lines = match poller.lines(account_id, &session.jwt).await {
             Batched::Lines(lines) => lines,
