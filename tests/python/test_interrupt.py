@@ -68,6 +68,9 @@ try:
     outcome = "returned"
 except KeyboardInterrupt:
     outcome = "KeyboardInterrupt"
+    # Whether the wait was cut short while the send's answer was still on its way (what
+    # "promptly" means here, whatever the machine's load), not ended by the answer.
+    answer_pending = sync.sweep_result(deposit_id) is None
 except BaseException as e:
     outcome = type(e).__name__ + ": " + str(e)
 interrupted_after = time.monotonic() - started
@@ -76,6 +79,7 @@ page = sync.get_transactions()  # the client still works
 print(json.dumps({
     "outcome": outcome,
     "interrupted_after": interrupted_after,
+    "answer_pending_at_interrupt": outcome == "KeyboardInterrupt" and answer_pending,
     "status": result.status,
     "transaction_id": result.transaction_id,
     "sweeps_in_history": sum(1 for t in page.transactions if t.tag == "sweep"),
@@ -110,8 +114,9 @@ def test_ctrl_c_during_a_sweep_interrupts_the_wait_and_loses_nothing(net: Devnet
                 child.kill()
             net.clear_faults()
     assert report["outcome"] == "KeyboardInterrupt", report
-    # Promptly: the send's answer was still about 4 s away.
-    assert report["interrupted_after"] < 2, report
+    # Promptly: the wait ended while the send's answer (4 s late) was still on its way. Not a
+    # time bound: the time from the call to the signal includes the quote and the machine's load.
+    assert report["answer_pending_at_interrupt"] is True, report
     # The sweep under way completed, once: the money is at the destination.
     assert report["status"] == "success" and report["transaction_id"], report
     assert net.ledger_balance(owner, CHAIN.ARBITRUM, "USDC") == 9_950_000
