@@ -146,3 +146,36 @@ pub(super) fn backlog_of_sources(stuck_after_ms: u64) -> (u64, u64) {
         (backlog + b, stuck + s)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn services_show_the_last_success_and_failure_of_those_called() {
+        let tracker = HealthTracker::default();
+        assert!(tracker.services().is_empty());
+
+        tracker.record(Service::Account, Ok(()));
+        tracker.record(Service::Jwt, Err("the JWT service answered 503"));
+        let services = tracker.services();
+        assert_eq!(services.keys().collect::<Vec<_>>(), ["account", "jwt"]);
+        let account = &services["account"];
+        assert!(account.last_ok_ms.is_some_and(|at| at > 0));
+        assert_eq!((account.last_error_ms, account.last_error.as_deref()), (None, None));
+        let jwt = &services["jwt"];
+        assert_eq!(jwt.last_ok_ms, None);
+        assert!(jwt.last_error_ms.is_some());
+        assert_eq!(jwt.last_error.as_deref(), Some("the JWT service answered 503"));
+
+        // A later failure keeps the last success; a later success keeps the last failure.
+        tracker.record(Service::Account, Err("connection refused"));
+        tracker.record(Service::Jwt, Ok(()));
+        let services = tracker.services();
+        assert_eq!(services["account"].last_ok_ms, account.last_ok_ms);
+        assert_eq!(services["account"].last_error.as_deref(), Some("connection refused"));
+        assert_eq!(services["jwt"].last_error.as_deref(), Some("the JWT service answered 503"));
+        assert!(services["jwt"].last_ok_ms.is_some());
+        assert!(!services.contains_key("chain"));
+    }
+}

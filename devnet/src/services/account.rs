@@ -118,4 +118,29 @@ mod tests {
         assert_eq!(a.evm_address, keys.evm.address().to_checksum(None));
         assert_eq!(a.solana_address, keys.solana.address());
     }
+
+    #[test]
+    fn accounts_are_found_once_opened_here_or_by_another_process() {
+        let db = crate::store::test_support::TempDb::new();
+        let store = Store::open(&db.0).unwrap();
+        let accounts = Accounts::default();
+        let here = accounts.open(&store, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed").unwrap();
+        // Opened through another store on the same file (another devnet process).
+        let other = Store::open(&db.0).unwrap();
+        let there = open(&other, "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359").unwrap();
+
+        let ids = [here.id.clone(), there.id.clone(), "acc_nope".to_owned()];
+        for _ in 0..2 {
+            // The second round answers from memory what the first read.
+            let found = accounts.find(&store, &ids).unwrap();
+            assert_eq!(found.len(), 2);
+            assert_eq!(found[&here.id], here);
+            assert_eq!(found[&there.id], there);
+        }
+        // Opening again gives the stored account.
+        assert_eq!(
+            accounts.open(&store, "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed").unwrap(),
+            here
+        );
+    }
 }
