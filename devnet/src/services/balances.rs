@@ -98,8 +98,8 @@ pub fn balances(
         services.observe(account, Scope::All)?;
     }
     // Then every account's lines in one read (a poll names up to a thousand accounts).
-    let ids: Vec<&str> = request.account_ids.iter().map(String::as_str).collect();
-    let lines_of = services.store.ua_balances_of(&ids).map_err(ApiError::internal)?;
+    let lines_of =
+        services.store.ua_balances_of(&request.account_ids).map_err(ApiError::internal)?;
     let mut accounts = Map::new();
     for id in &request.account_ids {
         let lines: Vec<Value> = lines_of

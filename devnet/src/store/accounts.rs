@@ -133,8 +133,7 @@ impl Store {
     pub fn ua_accounts(&self, ids: &[String]) -> Result<HashMap<String, UaAccount>> {
         // One statement, so one read transaction, for a whole poll's accounts: a statement per
         // id was a read transaction each (its WAL-index locks), most of a poll's cost here.
-        let ids = serde_json::to_string(ids)
-            .map_err(|e| crate::error::Error::invalid("account ids", e.to_string()))?;
+        let ids = json_list(ids)?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
             "SELECT id, owner, evm_address, solana_address FROM ua_accounts
@@ -196,14 +195,7 @@ impl Store {
              WHERE account_id = ?1 ORDER BY chain_id, token",
         )?;
         let lines = stmt
-            .query_map([account_id], |row| {
-                Ok(BalanceLine {
-                    chain_id: chain_id_at(row, 0)?,
-                    token: token_at(row, 1)?,
-                    raw_amount: amount_at(row, 2)?,
-                    received: amount_at(row, 3)?,
-                })
-            })?
+            .query_map([account_id], |row| balance_line_at(row, 0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(lines)
     }
@@ -216,10 +208,9 @@ impl Store {
     /// Database failures.
     pub fn ua_balances_of(
         &self,
-        account_ids: &[&str],
+        account_ids: &[impl AsRef<str>],
     ) -> Result<HashMap<String, Vec<BalanceLine>>> {
-        let ids = serde_json::to_string(account_ids)
-            .map_err(|e| crate::error::Error::invalid("account ids", e.to_string()))?;
+        let ids = json_list(account_ids)?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
             "SELECT account_id, chain_id, token, raw_amount, received FROM ua_balances
@@ -230,12 +221,7 @@ impl Store {
         let mut lines: HashMap<String, Vec<BalanceLine>> = HashMap::new();
         while let Some(row) = rows.next()? {
             let account_id: String = row.get(0)?;
-            lines.entry(account_id).or_default().push(BalanceLine {
-                chain_id: chain_id_at(row, 1)?,
-                token: token_at(row, 2)?,
-                raw_amount: amount_at(row, 3)?,
-                received: amount_at(row, 4)?,
-            });
+            lines.entry(account_id).or_default().push(balance_line_at(row, 1)?);
         }
         Ok(lines)
     }
@@ -499,6 +485,23 @@ pub(super) fn ledger_key(address: &str, chain_id: u64) -> String {
 fn add(a: U256, b: U256) -> Result<U256> {
     a.checked_add(b)
         .ok_or_else(|| Error::invalid("rawAmount", "the balance would exceed 2^256 - 1"))
+}
+
+/// `ids` as a JSON array: the one parameter of a statement over many ids (`json_each(?1)`).
+fn json_list(ids: &[impl AsRef<str>]) -> Result<String> {
+    let ids: Vec<&str> = ids.iter().map(AsRef::as_ref).collect();
+    serde_json::to_string(&ids)
+        .map_err(|e| crate::error::Error::invalid("account ids", e.to_string()))
+}
+
+/// The balance line in the columns `chain_id, token, raw_amount, received` from `first` on.
+fn balance_line_at(row: &Row<'_>, first: usize) -> rusqlite::Result<BalanceLine> {
+    Ok(BalanceLine {
+        chain_id: chain_id_at(row, first)?,
+        token: token_at(row, first + 1)?,
+        raw_amount: amount_at(row, first + 2)?,
+        received: amount_at(row, first + 3)?,
+    })
 }
 
 fn account_row(row: &Row<'_>) -> rusqlite::Result<UaAccount> {

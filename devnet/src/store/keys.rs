@@ -42,11 +42,7 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub fn signer_wallet(&self, sub: &str) -> Result<Option<StoredWallet>> {
-        Ok(self
-            .conn()
-            .prepare_cached("SELECT address, secret_key FROM signer_wallets WHERE sub = ?1")?
-            .query_row([sub], stored_wallet)
-            .optional()?)
+        Ok(self.conn().prepare_cached(WALLET_SQL)?.query_row([sub], stored_wallet).optional()?)
     }
 
     /// Stores `wallet` for `sub` unless `sub` already has one; returns the wallet `sub` has
@@ -70,9 +66,7 @@ impl Store {
             .optional()?;
         match inserted {
             Some(stored) => Ok(stored),
-            None => Ok(conn
-                .prepare_cached("SELECT address, secret_key FROM signer_wallets WHERE sub = ?1")?
-                .query_row([sub], stored_wallet)?),
+            None => Ok(conn.prepare_cached(WALLET_SQL)?.query_row([sub], stored_wallet)?),
         }
     }
 
@@ -113,6 +107,9 @@ impl Store {
         Ok(())
     }
 }
+
+/// The wallet of a `sub`: read alone, or after an insert that found one there.
+const WALLET_SQL: &str = "SELECT address, secret_key FROM signer_wallets WHERE sub = ?1";
 
 fn stored_wallet(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredWallet> {
     Ok(StoredWallet { address: row.get(0)?, secret_key: row.get(1)? })
